@@ -1,0 +1,23 @@
+# Two entry points, both self-installing: `make demo` (the main job on embedded defaults) and
+# `make test` (lint, type-hint check and the test suite). Everything lands in $(VENV).
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.boi-installed
+
+.PHONY: install demo test lint
+
+$(STAMP): pyproject.toml constraints.txt scripts/install.sh
+	bash scripts/install.sh $(VENV)
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/boi blocks humaneval --out runs/demo/humaneval_blocks.jsonl
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
+	$(BIN)/python -m pytest -q

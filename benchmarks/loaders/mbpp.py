@@ -1,0 +1,326 @@
+"""MBPP as HumanEval-style problems, with examples generated from the reference solution.
+
+MBPP gives a one-sentence task, a reference solution and three asserts. Following the paper, the
+prompt is the solution's signature with the text as docstring and three `>>>` examples whose
+outputs come from *executing the reference solution* on the asserts' inputs, so the shown output
+is what the solution really returns. Solutions run in a child process under resource limits, in
+a scratch directory, twice with different hash seeds; a problem whose solution fails, hangs, or
+returns different outputs across runs keeps its prompt without examples and is reported.
+Results are cached by file content, so the solutions run once per MBPP file per machine.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cache import cache_dir
+from benchmarks.errors import UserError
+from benchmarks.jsonl import iter_jsonl, require_fields, write_text_atomic
+from benchmarks.loaders import LoadIssue, LoadResult
+from benchmarks.problem import Problem
+from benchmarks.pysource import rename_identifier
+
+MBPP_FIELDS = ("task_id", "text", "code", "test_list")
+NUM_EXAMPLES = 3
+CALL_TIMEOUT_S = 10.0
+# Bump when the job format or the prompt construction changes, so stale caches are not reused.
+EXAMPLES_CACHE_VERSION = "2"
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What the prompt builder needs from one MBPP record."""
+
+    entry_point: str
+    signature: str
+    prefix: str
+    body: str
+    trailer: str
+    calls: tuple[str, ...]
+
+
+def _called_function(test: str, functions: set[str]) -> str | None:
+    for node in ast.walk(ast.parse(test)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in functions
+        ):
+            return node.func.id
+    return None
+
+
+def _first_call(test: str, entry_point: str) -> str | None:
+    for node in ast.walk(ast.parse(test)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == entry_point
+        ):
+            return ast.unparse(node)
+    return None
+
+
+def _parse(record: dict[str, Any]) -> _Parsed:
+    """Split a solution into prompt prefix, signature, body and trailing helpers."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # upstream regexes such as '\d' warn; they still parse
+        module = ast.parse(record["code"])
+    functions = {n.name for n in module.body if isinstance(n, ast.FunctionDef)}
+    tests = list(record["test_list"])
+    entry_point = next((f for t in tests if (f := _called_function(t, functions))), None)
+    if entry_point is None:
+        raise ValueError("no function defined by the solution is called in test_list")
+    entry = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == entry_point][-1]
+    test_code = [*tests, record.get("test_setup_code") or ""]
+    names_in_tests = {
+        n.id for t in test_code for n in ast.walk(ast.parse(t)) if isinstance(n, ast.Name)
+    }
+    names_in_tests.discard(entry_point)
+
+    def defines_test_name(node: ast.stmt) -> bool:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            return node.name in names_in_tests
+        if isinstance(node, ast.Assign):
+            return any(isinstance(t, ast.Name) and t.id in names_in_tests for t in node.targets)
+        return False
+
+    # Imports and whatever the tests use by name (classes such as `Pair`) must be in the prompt;
+    # other helpers and constants move after the function, where calls still find them.
+    prefix_nodes, trailer_nodes = [], []
+    for node in module.body:
+        if node is entry:
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom) or defines_test_name(node):
+            prefix_nodes.append(node)
+        else:
+            trailer_nodes.append(node)
+    body_nodes = entry.body
+    if (
+        body_nodes
+        and isinstance(body_nodes[0], ast.Expr)
+        and isinstance(getattr(body_nodes[0], "value", None), ast.Constant)
+        and isinstance(body_nodes[0].value.value, str)
+    ):
+        body_nodes = body_nodes[1:]  # the solution's own docstring; ours replaces it
+    if not body_nodes:
+        raise ValueError("the solution's function has no body")
+    returns = f" -> {ast.unparse(entry.returns)}" if entry.returns else ""
+    signature = f"def {entry_point}({ast.unparse(entry.args)}){returns}:\n"
+    body = "".join(_indent(ast.unparse(n)) for n in body_nodes)
+    prefix = "".join(ast.unparse(n) + "\n" for n in prefix_nodes)
+    if prefix:
+        prefix += "\n\n"
+    trailer = "".join("\n\n" + ast.unparse(n) + "\n" for n in trailer_nodes)
+    calls = tuple(c for t in tests[:NUM_EXAMPLES] if (c := _first_call(t, entry_point)))
+    return _Parsed(entry_point, signature, prefix, body, trailer, calls)
+
+
+def _indent(code: str) -> str:
+    return "".join(("    " + line if line.strip() else line) + "\n" for line in code.splitlines())
+
+
+def _docstring(text: str, examples: list[tuple[str, str]]) -> str:
+    lines = [text.strip()]
+    for call, output in examples:
+        lines += [f">>> {call}", output]
+    inner = "\n".join(lines[:1] + ["    " + line for line in lines[1:]])
+    quote = '"""' if '"""' not in inner else "'''"
+    raw = "r" if "\\" in inner else ""
+    return f"    {raw}{quote}{inner}\n    {quote}\n"
+
+
+def _check_function(record: dict[str, Any], entry_point: str) -> str:
+    asserts = [rename_identifier(t.strip(), entry_point, "candidate") for t in record["test_list"]]
+    setup = (record.get("test_setup_code") or "").replace("\r\n", "\n").strip()
+    head = f"{setup}\n\n\n" if setup else ""
+    if entry_point == "check":
+        # Four MBPP functions are named `check`, like the harness's test function, which shadows
+        # them before `check(check)` runs; a default argument captures the real one first.
+        header = "def check(candidate, _function_under_test=check):\n    candidate = _function_under_test\n"
+    else:
+        header = "def check(candidate):\n"
+    return head + header + "".join(f"    {a}\n" for a in asserts)
+
+
+def _limit_resources() -> None:
+    # Reference solutions are trusted data, not generated code, but a slow or greedy one must not
+    # take the machine: cap memory and CPU time of the child.
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    resource.setrlimit(resource.RLIMIT_CPU, (600, 600))
+
+
+def _run_jobs(jobs: list[dict[str, Any]], hash_seed: str) -> dict[str, dict[str, Any]]:
+    """Run jobs in a child process; restart past any job that kills it."""
+    results: dict[str, dict[str, Any]] = {}
+    pending = list(jobs)
+    with tempfile.TemporaryDirectory(prefix="boi-mbpp-") as scratch:
+        while pending:
+            read_fd, write_fd = os.pipe()
+            env = {
+                "PATH": os.environ.get("PATH", ""),
+                "PYTHONHASHSEED": hash_seed,
+                "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            }
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.loaders._reference_runner",
+                    str(write_fd),
+                    str(CALL_TIMEOUT_S),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(write_fd,),
+                cwd=scratch,
+                env=env,
+                preexec_fn=_limit_resources,
+            )
+            os.close(write_fd)
+            with os.fdopen(read_fd, encoding="utf-8") as reader:
+                assert proc.stdin is not None
+                proc.stdin.write("".join(json.dumps(j) + "\n" for j in pending).encode())
+                proc.stdin.close()
+                for line in reader:
+                    result = json.loads(line)
+                    results[result["task_id"]] = result
+            proc.wait()
+            done = [j for j in pending if j["task_id"] in results]
+            pending = pending[len(done) :]
+            if pending:  # the child died on pending[0]
+                results[pending[0]["task_id"]] = {
+                    "task_id": pending[0]["task_id"],
+                    "error": f"the solution killed its process (exit code {proc.returncode})",
+                }
+                pending = pending[1:]
+    return results
+
+
+def _reference_outputs(path: Path, jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Outputs of the reference solutions on the example calls, cached by file content."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    cache = cache_dir("mbpp_examples") / f"{digest}-v{EXAMPLES_CACHE_VERSION}.json"
+    if cache.exists():
+        try:
+            return json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            pass  # a damaged cache is recomputed
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first, second = pool.map(lambda seed: _run_jobs(jobs, seed), ["0", "1"])
+    merged = {}
+    for task_id, result in first.items():
+        other = second.get(task_id, {})
+        if "error" not in result and result.get("outputs") != other.get("outputs"):
+            result = {
+                "task_id": task_id,
+                "error": "outputs differ between two runs (nondeterministic)",
+            }
+        elif "error" not in result and any(" object at 0x" in out for out in result["outputs"]):
+            result = {
+                "task_id": task_id,
+                "error": "an output has no literal repr (object at an address)",
+            }
+        merged[task_id] = result
+    write_text_atomic(cache, json.dumps(merged))
+    return merged
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for lineno, obj in iter_jsonl(path):
+        require_fields(path, lineno, obj, MBPP_FIELDS)
+        if not isinstance(obj["test_list"], list) or not obj["test_list"]:
+            raise UserError(
+                f"{path} line {lineno}: field 'test_list' must be a non-empty list of assert statements."
+            )
+        rows.append((lineno, obj))
+    if not rows:
+        raise UserError(f"{path} is empty; expected the MBPP JSONL (one problem per line).")
+    return rows
+
+
+def _download_mbpp() -> Path:
+    """Fetch MBPP (full, all splits) with `datasets` and store it as upstream-format JSONL."""
+    target = cache_dir("datasets") / "mbpp.jsonl"
+    if target.exists():
+        return target
+    try:
+        from datasets import concatenate_datasets, load_dataset
+
+        parts = load_dataset("google-research-datasets/mbpp", "full")
+        rows = sorted(concatenate_datasets(list(parts.values())), key=lambda r: r["task_id"])
+    except Exception as err:  # offline, hub error: the user needs the path option
+        raise UserError(
+            f"MBPP could not be downloaded ({type(err).__name__}); pass --data PATH to the upstream mbpp.jsonl."
+        ) from None
+    write_text_atomic(target, "".join(json.dumps(dict(r)) + "\n" for r in rows))
+    return target
+
+
+def load_mbpp(data: str | os.PathLike[str] | None = None) -> LoadResult:
+    """All MBPP problems from the upstream JSONL (`data`), or downloaded with `datasets`."""
+    path = Path(data) if data is not None else _download_mbpp()
+    rows = _records(path)
+    parsed: dict[str, _Parsed] = {}
+    issues: list[LoadIssue] = []
+    jobs = []
+    for lineno, record in rows:
+        task_id = f"MBPP/{record['task_id']}"
+        try:
+            parsed[task_id] = p = _parse(record)
+        except (SyntaxError, ValueError) as err:
+            raise UserError(
+                f"{path} line {lineno}: cannot build a prompt from the reference solution ({err})."
+            ) from None
+        jobs.append(
+            {
+                "task_id": task_id,
+                "setup": record.get("test_setup_code") or "",
+                "code": record["code"],
+                "calls": list(p.calls),
+            }
+        )
+    outputs = _reference_outputs(path, jobs)
+
+    problems = []
+    for lineno, record in rows:
+        task_id = f"MBPP/{record['task_id']}"
+        p = parsed[task_id]
+        result = outputs.get(task_id, {"error": "not run"})
+        if "error" in result:
+            issues.append(LoadIssue(task_id, f"no examples: reference solution {result['error']}"))
+            examples: list[tuple[str, str]] = []
+        else:
+            examples = list(zip(p.calls, result["outputs"], strict=True))
+        prompt = p.prefix + p.signature + _docstring(record["text"], examples)
+        problems.append(
+            Problem(
+                task_id=task_id,
+                benchmark="mbpp",
+                prompt=prompt,
+                entry_point=p.entry_point,
+                test=_check_function(record, p.entry_point),
+                canonical_solution=p.body + p.trailer,
+                metadata={
+                    "text": record["text"],
+                    "mbpp_task_id": record["task_id"],
+                    "challenge_test_list": record.get("challenge_test_list") or [],
+                    "source_file_line": lineno,
+                },
+            )
+        )
+    return LoadResult(problems, issues)

@@ -1,0 +1,5 @@
+import sys
+
+from boi.cli import main
+
+sys.exit(main())

@@ -1,0 +1,62 @@
+"""The `boi` command line: parses arguments and calls library functions, nothing more.
+
+Each subcommand lives in `boi/commands/<name>.py` with `add_arguments(parser)` and
+`run(args) -> int`. Command modules import only the standard library at the top, so
+`boi --help` stays fast; heavy libraries are imported inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+# name -> (module, one-line help). Add a line here to add a subcommand.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "blocks": (
+        "boi.commands.blocks",
+        "split a benchmark into Blocks of Influence and print coverage",
+    ),
+}
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="boi",
+        description="Blocks of Influence: adversarial prompt perturbation for code-generation models.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(
+            name, help=help_text, description=(module.__doc__ or help_text).strip()
+        )
+        module.add_arguments(command)
+        command.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks.errors import UserError
+
+    # Our own model loads must never wait on a hub this machine cannot reach; a user with hub
+    # access can set HF_HUB_OFFLINE=0 explicitly.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = make_parser().parse_args(argv)
+    try:
+        return int(args._module.run(args) or 0)
+    except UserError as err:
+        print(f"boi {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"boi {args.command}: interrupted; finished work is kept, rerun the same command to resume.",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# ../shared beside the checkout holds the upstream data files; tests that need them skip
+# cleanly where it is absent (users do not have it).
+SHARED_DATA = Path(
+    os.environ.get("BOI_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+MBPP_JSONL = SHARED_DATA / "mbpp" / "mbpp.jsonl"
+CODE_CONTESTS_JSONL = SHARED_DATA / "code_contests" / "code_contests_sample_train_short.jsonl"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def mbpp_path() -> Path:
+    if not MBPP_JSONL.exists():
+        pytest.skip(f"{MBPP_JSONL} not present")
+    return MBPP_JSONL
+
+
+@pytest.fixture(scope="session")
+def code_contests_path() -> Path:
+    if not CODE_CONTESTS_JSONL.exists():
+        pytest.skip(f"{CODE_CONTESTS_JSONL} not present")
+    return CODE_CONTESTS_JSONL
+
+
+@pytest.fixture(scope="session")
+def humaneval():
+    from benchmarks.loaders import load_benchmark
+
+    return load_benchmark("humaneval")
+
+
+@pytest.fixture(scope="session")
+def mbpp(mbpp_path):
+    from benchmarks.loaders import load_benchmark
+
+    return load_benchmark("mbpp", mbpp_path)
+
+
+@pytest.fixture(scope="session")
+def code_contests(code_contests_path):
+    from benchmarks.loaders import load_benchmark
+
+    return load_benchmark("code_contests", code_contests_path)

@@ -1,0 +1,110 @@
+import re
+
+import pytest
+
+from benchmarks.loaders import load_benchmark
+from tests.helpers import run_programs
+
+EXAMPLE = re.compile(r"^    >>> (.*)\n    (.*)$", re.MULTILINE)
+
+
+def test_humaneval_loads_164(humaneval):
+    assert len(humaneval.problems) == 164
+    assert all(
+        p.benchmark == "humaneval" and p.entry_point and "def check" in p.test
+        for p in humaneval.problems
+    )
+
+
+def test_mbpp_loads_all_974_and_reports_the_rest(mbpp):
+    assert len(mbpp.problems) == 974
+    assert len({p.task_id for p in mbpp.problems}) == 974
+    without_examples = {p.task_id for p in mbpp.problems if ">>>" not in p.prompt}
+    assert without_examples == {i.task_id for i in mbpp.issues}  # reported, never silent
+    assert len(without_examples) <= 5
+
+
+def test_mbpp_prompt_shape(mbpp):
+    first = next(p for p in mbpp.problems if p.task_id == "MBPP/1")
+    assert first.prompt.startswith(
+        'def min_cost(cost, m, n):\n    """Write a function to find the minimum cost path'
+    )
+    assert first.prompt.count(">>> min_cost(") == 3
+    assert first.test.startswith("def check(candidate):\n    assert candidate(")
+    assert "min_cost" not in first.test
+
+
+def test_mbpp_examples_are_the_reference_solutions_real_outputs(mbpp_path, mbpp):
+    import json
+
+    upstream = {
+        f"MBPP/{r['task_id']}": r for r in map(json.loads, mbpp_path.read_text().splitlines())
+    }
+    jobs = []
+    for problem in mbpp.problems:
+        examples = EXAMPLE.findall(problem.prompt)
+        if not examples:
+            continue
+        record = upstream[problem.task_id]
+        jobs.append(
+            {
+                "id": problem.task_id,
+                "program": record["code"] + "\n" + (record["test_setup_code"] or ""),
+                "evals": [call for call, _ in examples],
+                "shown": [out for _, out in examples],
+            }
+        )
+    assert len(jobs) >= 970
+    results = run_programs(jobs)
+    mismatches = [
+        j["id"]
+        for j in jobs
+        if not results[j["id"]]["ok"] or results[j["id"]]["evals"] != j["shown"]
+    ]
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("dataset", ["humaneval", "mbpp"])
+def test_reference_solutions_pass_their_own_tests(dataset, humaneval, mbpp_path):
+    loaded = humaneval if dataset == "humaneval" else load_benchmark("mbpp", mbpp_path)
+    jobs = [{"id": p.task_id, "program": p.program(p.canonical_solution)} for p in loaded.problems]
+    results = run_programs(jobs)
+    failed = {k: v["error"] for k, v in results.items() if not v["ok"]}
+    assert failed == {}
+
+
+def test_code_contests_sample(code_contests):
+    problems = code_contests.problems
+    assert len(problems) == 30
+    assert sum(len(p.stdio_tests) for p in problems) == 59
+    assert all(p.is_stdio and p.entry_point is None for p in problems)
+    assert all(t.split == "public" for p in problems for t in p.stdio_tests)
+    assert all(p.prompt.startswith('"""\n') or p.prompt.startswith('r"""\n') for p in problems)
+
+
+def test_code_contests_parquet_and_solutions(tmp_path, code_contests_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in code_contests_path.read_text().splitlines()[:3]]
+    rows[0]["solutions"] = {"language": [2, 3], "solution": ["// c++", "print(1)"]}
+    rows[1]["solutions"] = {"language": [2], "solution": ["// c++"]}
+    rows[2]["solutions"] = {"language": [], "solution": []}
+    for row in rows:
+        row["private_tests"] = {"input": ["9\n"], "output": ["9\n"]}
+    path = tmp_path / "cc.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    problems = load_benchmark("code_contests", path).problems
+    assert [p.canonical_solution for p in problems] == ["print(1)", None, None]
+    assert [t.split for t in problems[0].stdio_tests][-1] == "private"
+
+
+def test_humaneval_format_jsonl(tmp_path, humaneval):
+    from benchmarks.problem import write_problems
+
+    path = tmp_path / "mine.jsonl"
+    write_problems(path, humaneval.problems[:5])
+    again = load_benchmark(str(path)).problems
+    assert again == humaneval.problems[:5]
