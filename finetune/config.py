@@ -1,0 +1,212 @@
+"""The training configuration: one typed dataclass, loadable from YAML, overridable per field.
+
+Defaults are the paper's recipe for MBPP (appendix 10.3): AdamW, learning rate 1e-5, batch 64,
+weight decay 0.01, constant schedule, 10% validation split, early stopping on validation loss.
+For MBPP + CodeContests the paper used learning rate 3e-5 and batch 256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.errors import UserError, suggest
+
+SCHEDULES = ("constant", "cosine", "linear")
+MIXED_PRECISION = ("no", "bf16", "fp16")
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class TrainConfig:
+    model: str = field(
+        default="", metadata=_help("model folder (or hub id) to fine-tune; a HF causal LM")
+    )
+    data: str = field(
+        default="", metadata=_help("training examples JSONL written by `boi finetune build-data`")
+    )
+    output_dir: str = field(
+        default="", metadata=_help("where checkpoints, the final model and all_results.json go")
+    )
+    learning_rate: float = field(default=1e-5, metadata=_help("AdamW learning rate"))
+    weight_decay: float = field(default=0.01, metadata=_help("AdamW weight decay"))
+    batch_size: int = field(
+        default=64,
+        metadata=_help("effective batch size: per_device_batch_size x processes x accumulation"),
+    )
+    per_device_batch_size: int = field(
+        default=8, metadata=_help("examples per forward pass on each process")
+    )
+    lr_schedule: str = field(
+        default="constant", metadata=_help(f"learning-rate schedule: {', '.join(SCHEDULES)}")
+    )
+    warmup_steps: int = field(default=0, metadata=_help("optimizer steps of linear warm-up"))
+    max_epochs: int = field(default=10, metadata=_help("stop after this many passes over the data"))
+    max_steps: int = field(
+        default=0, metadata=_help("stop after this many optimizer steps (0: no limit)")
+    )
+    eval_every: int = field(
+        default=0,
+        metadata=_help("evaluate on validation every N optimizer steps (0: at each epoch end)"),
+    )
+    checkpoint_every: int = field(
+        default=0,
+        metadata=_help(
+            "save a resumable checkpoint every N optimizer steps (0: at each evaluation)"
+        ),
+    )
+    patience: int = field(
+        default=3,
+        metadata=_help("stop after this many evaluations without a better validation loss"),
+    )
+    min_delta: float = field(
+        default=0.0, metadata=_help("a validation loss must improve by more than this to count")
+    )
+    keep_checkpoints: int = field(
+        default=1,
+        metadata=_help("resumable checkpoints kept (the newest); the best model is kept apart"),
+    )
+    max_length: int = field(
+        default=1024, metadata=_help("tokens per example; longer prompts lose their left part")
+    )
+    max_grad_norm: float = field(
+        default=1.0, metadata=_help("gradient clipping norm (0: no clipping)")
+    )
+    mixed_precision: str = field(
+        default="no", metadata=_help(f"accelerate mixed precision: {', '.join(MIXED_PRECISION)}")
+    )
+    deepspeed: str = field(
+        default="",
+        metadata=_help(
+            "DeepSpeed JSON (e.g. finetune/configs/ds_zero3.json) when launched with torchrun; "
+            "`accelerate launch --config_file` sets it up by itself"
+        ),
+    )
+    seed: int = field(default=0, metadata=_help("seed for weights init, data order and dropout"))
+    log_every: int = field(
+        default=1, metadata=_help("print the training loss every N optimizer steps")
+    )
+
+    def __post_init__(self) -> None:
+        positive = ("batch_size", "per_device_batch_size", "max_epochs", "max_length", "patience")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise UserError(f"{name} is {getattr(self, name)}; set it to a positive integer.")
+        for name in ("max_steps", "eval_every", "checkpoint_every", "warmup_steps"):
+            if getattr(self, name) < 0:
+                raise UserError(f"{name} is {getattr(self, name)}; use 0 or a positive integer.")
+        if self.keep_checkpoints < 1:
+            raise UserError("keep_checkpoints must be at least 1, or training could not resume.")
+        if self.learning_rate <= 0:
+            raise UserError(
+                f"learning_rate is {self.learning_rate}; use a positive value such as 1e-5."
+            )
+        if self.lr_schedule not in SCHEDULES:
+            raise UserError(
+                f"lr_schedule {self.lr_schedule!r}{suggest(self.lr_schedule, SCHEDULES)} is unknown; use one of {', '.join(SCHEDULES)}."
+            )
+        if self.mixed_precision not in MIXED_PRECISION:
+            raise UserError(
+                f"mixed_precision {self.mixed_precision!r} is unknown; use one of {', '.join(MIXED_PRECISION)}."
+            )
+        if self.batch_size % self.per_device_batch_size:
+            raise UserError(
+                f"batch_size {self.batch_size} is not a multiple of per_device_batch_size "
+                f"{self.per_device_batch_size}; change one of them."
+            )
+
+    def require_paths(self) -> None:
+        for name in ("model", "data", "output_dir"):
+            if not getattr(self, name):
+                raise UserError(
+                    f"No {name} given; set `{name}:` in the config or pass --{name.replace('_', '-')}."
+                )
+
+    def gradient_accumulation_steps(self, num_processes: int) -> int:
+        per_step = self.per_device_batch_size * num_processes
+        if self.batch_size % per_step:
+            raise UserError(
+                f"batch_size {self.batch_size} is not divisible by per_device_batch_size x processes "
+                f"= {per_step}; change batch_size or per_device_batch_size."
+            )
+        return self.batch_size // per_step
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def identity(self, data_sha256: str) -> str:
+        """Hash of everything that defines the run (not where it is written)."""
+        fields = {k: v for k, v in self.to_json().items() if k not in {"output_dir", "log_every"}}
+        fields["data_sha256"] = data_sha256
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+def load_config(
+    path: str | os.PathLike[str] | None, overrides: dict[str, Any] | None = None
+) -> TrainConfig:
+    """A config from a YAML file (optional) with `overrides` (None values ignored) on top."""
+    values: dict[str, Any] = {}
+    if path:
+        import yaml
+
+        path = Path(path)
+        if not path.is_file():
+            raise UserError(f"Config file {path} does not exist; check the path.")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise UserError(f"{path} is not valid YAML ({err}); fix the file.") from None
+        if not isinstance(loaded, dict):
+            raise UserError(
+                f"{path} must hold a mapping of config keys; it holds a {type(loaded).__name__}."
+            )
+        for key in loaded:
+            if key not in FIELDS:
+                raise UserError(
+                    f"{path}: unknown config key {key!r}{suggest(str(key), FIELDS)}; "
+                    f"known keys: {', '.join(FIELDS)}."
+                )
+        values.update(loaded)
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    for key, value in values.items():
+        expected = FIELDS[key].type
+        if expected == "float" and isinstance(value, int | str):
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise UserError(f"config key {key!r} must be a number, not {value!r}.") from None
+        elif expected == "int" and not isinstance(value, int):
+            raise UserError(f"config key {key!r} must be an integer, not {value!r}.")
+        elif expected == "str" and not isinstance(value, str):
+            values[key] = str(value)
+    return TrainConfig(**values)
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """One --option per config field (default None: the YAML or dataclass default wins)."""
+    parser.add_argument("--config", help="YAML file with config keys (command-line options win)")
+    types = {"int": int, "float": float, "str": str}
+    for name, spec in FIELDS.items():
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            type=types[spec.type],
+            default=None,
+            help=f"{spec.metadata['help']} (default: {spec.default!r})",
+        )
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    return load_config(args.config, {name: getattr(args, name) for name in FIELDS})

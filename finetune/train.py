@@ -1,0 +1,714 @@
+"""Fine-tune a causal LM on `boi finetune build-data` examples, with Accelerate (+ DeepSpeed).
+
+The accelerate example shape: `get_dataloaders`, `training_function`, `main`. Launch it as
+
+    python -m finetune.train --config cfg.yaml                        # one process (CPU or GPU)
+    accelerate launch --config_file finetune/configs/accelerate_zero3.yaml -m finetune.train ...
+    torchrun --nproc_per_node 2 -m finetune.train --config cfg.yaml --deepspeed finetune/configs/ds_zero3.json
+
+Output directory layout:
+
+    run_config.json        the config and its identity hash; a different run is refused here
+    checkpoints/step-N/    resumable state (model, optimizer, RNG, trainer_state.json)
+    model/                 the best validation checkpoint as a plain HF folder (+ tokenizer)
+    metrics.jsonl          one line per optimizer step / evaluation
+    data_order/rank-R.jsonl  the example ids each process trained on, per micro-batch
+    all_results.json       config, metrics, data counts, versions; written when training ends
+
+A killed run resumes from its newest checkpoint when the same command is run again: model,
+optimizer, RNG and the position in the data order are restored, so it continues exactly where the
+checkpoint was taken. Checkpoints and the best model are written beside their final place and
+renamed into it, so a crash never leaves a half-written one in place of a good one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.errors import UserError
+from benchmarks.jsonl import dumps, iter_jsonl, write_jsonl, write_text_atomic
+from finetune.config import TrainConfig
+from finetune.data import (
+    Skipped,
+    TokenizedExample,
+    collate,
+    read_training_examples,
+    resolve_pad_token_id,
+    solution_loss,
+    tokenize_example,
+)
+
+CHECKPOINTS = "checkpoints"
+MODEL = "model"
+
+
+@dataclass
+class TrainerState:
+    """Where training stands; saved with every checkpoint."""
+
+    step: int = 0
+    epoch: int = 0
+    batches_in_epoch: int = 0
+    micro_batches: int = 0
+    best_val_loss: float | None = None
+    best_step: int | None = None
+    evals_without_improvement: int = 0
+    stop_reason: str | None = None
+    train_losses: list[list[float]] = field(default_factory=list)
+    val_losses: list[list[float]] = field(default_factory=list)
+
+
+class EpochSampler:
+    """A permutation of the training set drawn from (seed, epoch): the same order on every run,
+    so a resumed run sees the batches the killed one would have seen."""
+
+    def __init__(self, size: int, seed: int) -> None:
+        self.size = size
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __iter__(self):  # noqa: ANN204 - the torch Sampler protocol
+        import torch
+
+        generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+        return iter(torch.randperm(self.size, generator=generator).tolist())
+
+    def __len__(self) -> int:
+        return self.size
+
+
+class _Examples:
+    """Tokenised examples as a map-style dataset; items carry their index for the data log."""
+
+    def __init__(self, items: Sequence[TokenizedExample]) -> None:
+        self.items = list(items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> tuple[int, TokenizedExample]:
+        return index, self.items[index]
+
+
+def _tokenize_split(
+    tokenizer: Any, examples: Sequence[Any], max_length: int
+) -> tuple[list[TokenizedExample], list[Skipped], int]:
+    kept, skipped, truncated = [], [], 0
+    for example in examples:
+        result = tokenize_example(tokenizer, example, max_length)
+        if isinstance(result, Skipped):
+            skipped.append(result)
+        else:
+            kept.append(result)
+            truncated += result.prompt_tokens_dropped > 0
+    return kept, skipped, truncated
+
+
+def get_dataloaders(
+    config: TrainConfig, tokenizer: Any
+) -> tuple[Any, EpochSampler, list[TokenizedExample], dict[str, Any]]:
+    """The training dataloader (to be sharded across processes by `accelerator.prepare`), its
+    sampler, the tokenised validation examples, and counts for the results file."""
+    from torch.utils.data import DataLoader
+
+    examples = read_training_examples(config.data)
+    train = [e for e in examples if e.split == "train"]
+    validation = [e for e in examples if e.split == "validation"]
+    if not train:
+        raise UserError(
+            f"{config.data} has no training examples (split 'train'); rebuild the data."
+        )
+    if not validation:
+        raise UserError(
+            f"{config.data} has no validation examples, so early stopping cannot work; rebuild "
+            "it with a validation fraction above 0."
+        )
+    train_items, train_skipped, train_truncated = _tokenize_split(
+        tokenizer, train, config.max_length
+    )
+    val_items, val_skipped, val_truncated = _tokenize_split(
+        tokenizer, validation, config.max_length
+    )
+    if not train_items or not val_items:
+        raise UserError(
+            f"No example fits max_length={config.max_length} in the "
+            f"{'training' if not train_items else 'validation'} split; raise max_length."
+        )
+    pad_token_id, pad_note = resolve_pad_token_id(tokenizer)
+    sampler = EpochSampler(len(train_items), config.seed)
+    loader = DataLoader(
+        _Examples(train_items),
+        batch_size=config.per_device_batch_size,
+        sampler=sampler,
+        collate_fn=lambda batch: _collate_with_index(batch, pad_token_id),
+    )
+    info = {
+        "train_examples": len(train_items),
+        "validation_examples": len(val_items),
+        "prompts_truncated": train_truncated + val_truncated,
+        "skipped": [s.to_json() for s in train_skipped + val_skipped],
+        "pad_token_id": pad_token_id,
+        "pad_token": pad_note,
+        "augmented_examples": sum(bool(e.lineage) for e in train),
+        "flavours": sorted({e.flavour for e in examples}),
+    }
+    return loader, sampler, val_items, info
+
+
+def _collate_with_index(batch: Sequence[tuple[int, TokenizedExample]], pad_token_id: int) -> dict:
+    import torch
+
+    tensors = collate([item for _, item in batch], pad_token_id)
+    tensors["index"] = torch.tensor([index for index, _ in batch])
+    return tensors
+
+
+def _validation_loss(
+    accelerator: Any,
+    model: Any,
+    items: Sequence[TokenizedExample],
+    batch_size: int,
+    pad_token_id: int,
+) -> float:
+    """Mean loss per solution token over the whole validation split.
+
+    Each process takes every num_processes-th example; all processes run the same number of
+    forward passes (ZeRO-3 gathers parameters collectively), padding with a zero-weight batch.
+    """
+    import torch
+
+    shard = list(items[accelerator.process_index :: accelerator.num_processes])
+    longest = math.ceil(len(items) / accelerator.num_processes)
+    total = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, longest, batch_size):
+            batch_items = shard[start : start + batch_size]
+            weight = 1.0 if batch_items else 0.0
+            batch = collate(batch_items or list(items[:1]), pad_token_id)
+            batch = {k: v.to(accelerator.device) for k, v in batch.items()}
+            logits = model(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+            ).logits
+            loss_sum, count = solution_loss(logits, batch["labels"])
+            total += weight * torch.stack([loss_sum.double(), count.double()])
+    model.train()
+    total = accelerator.reduce(total, reduction="sum")
+    return float(total[0] / total[1].clamp(min=1))
+
+
+def _learning_rate(config: TrainConfig, step: int, total_steps: int) -> float:
+    """The learning rate for optimizer step `step` (0-based): a pure function, so resuming
+    needs no scheduler state."""
+    if config.warmup_steps and step < config.warmup_steps:
+        return config.learning_rate * (step + 1) / config.warmup_steps
+    if config.lr_schedule == "constant":
+        return config.learning_rate
+    progress = (step - config.warmup_steps) / max(1, total_steps - config.warmup_steps)
+    progress = min(1.0, progress)
+    if config.lr_schedule == "linear":
+        return config.learning_rate * (1 - progress)
+    return config.learning_rate * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+# --- output directory, checkpoints, export ----------------------------------------------------
+
+
+def _file_sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_output_dir(output_dir: Path, identity: str, config_json: dict[str, Any]) -> bool:
+    """True when `output_dir` holds this same run (resume); False when it is new or empty.
+
+    Refuses a folder that holds another run, or files that are not a run's.
+    """
+    marker = output_dir / "run_config.json"
+    if marker.exists():
+        try:
+            recorded = json.loads(marker.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            raise UserError(
+                f"{marker} is corrupt; delete {output_dir} or choose another output_dir."
+            ) from None
+        if recorded.get("identity") != identity:
+            changed = sorted(
+                key
+                for key, value in recorded.get("config", {}).items()
+                if key in config_json and config_json[key] != value
+            )
+            detail = f" (changed: {', '.join(changed)})" if changed else " (the data file changed)"
+            raise UserError(
+                f"{output_dir} holds a different training run{detail}; choose a new output_dir, "
+                "or run the same config to resume it."
+            )
+        return True
+    if output_dir.exists() and any(output_dir.iterdir()):
+        raise UserError(
+            f"{output_dir} is not empty and holds no run_config.json; choose a new or empty output_dir."
+        )
+    return False
+
+
+def latest_checkpoint(output_dir: Path) -> Path | None:
+    """The newest complete checkpoint (its trainer_state.json is written last)."""
+    folder = output_dir / CHECKPOINTS
+    if not folder.is_dir():
+        return None
+    complete = [p for p in folder.glob("step-*") if (p / "trainer_state.json").exists()]
+    return max(complete, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def _swap_in(tmp: Path, final: Path) -> None:
+    """Replace `final` by the complete folder `tmp`; the old one is removed only afterwards."""
+    old = final.with_name(final.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def _recover_output_dir(output_dir: Path) -> None:
+    """Undo what a kill during a save left behind: temporary folders, a half-swapped model."""
+    model, old = output_dir / MODEL, output_dir / (MODEL + ".old")
+    if old.exists() and not model.exists():
+        os.replace(old, model)
+    for leftover in [*output_dir.glob(".tmp-*"), *(output_dir / CHECKPOINTS).glob(".tmp-*"), old]:
+        if leftover.exists():
+            shutil.rmtree(leftover)
+
+
+def _save_checkpoint(accelerator: Any, output_dir: Path, state: TrainerState, keep: int) -> Path:
+    final = output_dir / CHECKPOINTS / f"step-{state.step:08d}"
+    tmp = output_dir / CHECKPOINTS / f".tmp-step-{state.step:08d}"
+    if accelerator.is_main_process:
+        tmp.mkdir(parents=True, exist_ok=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp))
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        write_text_atomic(tmp / "trainer_state.json", json.dumps(asdict(state), indent=1))
+        _swap_in(tmp, final)
+        older = sorted(
+            (p for p in final.parent.glob("step-*") if p != final),
+            key=lambda p: int(p.name.split("-")[1]),
+        )
+        for stale in older[: max(0, len(older) - (keep - 1))]:
+            shutil.rmtree(stale)
+    accelerator.wait_for_everyone()
+    return final
+
+
+def _export_model(
+    accelerator: Any, model: Any, tokenizer: Any, output_dir: Path, summary: dict[str, Any]
+) -> None:
+    """Write the current weights as a plain HF folder to output_dir/model, atomically.
+
+    Under ZeRO-3 `get_state_dict` gathers the partitioned parameters (16-bit when DeepSpeed
+    trains in 16 bit, `stage3_gather_16bit_weights_on_model_save`), on every process.
+    """
+    state_dict = accelerator.get_state_dict(model)
+    if accelerator.is_main_process:
+        tmp = output_dir / f".tmp-{MODEL}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        accelerator.unwrap_model(model).save_pretrained(
+            tmp, state_dict=state_dict, safe_serialization=True
+        )
+        tokenizer.save_pretrained(tmp)
+        write_text_atomic(tmp / "boi_training.json", json.dumps(summary, indent=1))
+        _swap_in(tmp, output_dir / MODEL)
+    accelerator.wait_for_everyone()
+
+
+class _ResumableLog:
+    """An append-only JSONL log that, on resume, first drops what came after the checkpoint."""
+
+    def __init__(self, path: Path, keep: Callable[[dict[str, Any]], bool] | None) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if keep is None:
+            write_jsonl(path, [])
+        elif path.exists():
+            write_jsonl(
+                path, [obj for _, obj in iter_jsonl(path, tolerate_torn_tail=True) if keep(obj)]
+            )
+        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._handle.write(dumps(record) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    versions = {"python": sys.version.split()[0]}
+    for package in ("torch", "transformers", "accelerate", "deepspeed", "boi"):
+        try:
+            versions[package] = md.version(package)
+        except md.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def _sharding_info(accelerator: Any, model: Any) -> dict[str, Any]:
+    """Parameter counts: total, and what this process holds (a ZeRO-3 shard or everything)."""
+    total = local = 0
+    for parameter in model.parameters():
+        full = getattr(parameter, "ds_numel", None)
+        total += full if full is not None else parameter.numel()
+        shard = getattr(parameter, "ds_tensor", None)
+        local += shard.numel() if shard is not None else parameter.numel()
+    from accelerate.utils import gather_object
+
+    locals_ = gather_object([local]) if accelerator.num_processes > 1 else [local]
+    return {"param_numel": total, "param_numel_per_process": [int(x) for x in locals_]}
+
+
+# --- training ---------------------------------------------------------------------------------
+
+
+def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import DeepSpeedPlugin, InitProcessGroupKwargs
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    accumulation = config.gradient_accumulation_steps(world)
+    kwargs: dict[str, Any] = {
+        "gradient_accumulation_steps": accumulation,
+        "mixed_precision": config.mixed_precision,
+    }
+    use_deepspeed = bool(config.deepspeed) or os.environ.get("ACCELERATE_USE_DEEPSPEED") == "true"
+    if config.deepspeed:
+        if not Path(config.deepspeed).is_file():
+            raise UserError(f"DeepSpeed config {config.deepspeed} does not exist; check the path.")
+        kwargs["deepspeed_plugin"] = DeepSpeedPlugin(
+            hf_ds_config=config.deepspeed,
+            zero3_init_flag=True,
+            gradient_clipping=config.max_grad_norm or None,
+        )
+    if world > 1 and not torch.cuda.is_available():
+        if use_deepspeed:
+            # Accelerate picks a backend only for accelerators; on CPU DeepSpeed would default to
+            # ccl, which is not available, and each rank would train alone. gloo works.
+            kwargs["kwargs_handlers"] = [InitProcessGroupKwargs(backend="gloo")]
+        else:
+            kwargs["cpu"] = True
+    accelerator = Accelerator(**kwargs)
+    if accelerator.num_processes != world:
+        raise UserError(
+            f"WORLD_SIZE is {world} but accelerate set up {accelerator.num_processes} process(es); "
+            "launch with torchrun or accelerate launch and a matching config."
+        )
+    return accelerator, accumulation
+
+
+def training_function(config: TrainConfig) -> dict[str, Any]:
+    """Train, evaluate, checkpoint and export; returns what all_results.json holds."""
+    import torch
+    from accelerate.utils import set_seed
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    config.require_paths()
+    if not Path(config.data).is_file():
+        raise UserError(
+            f"Training data {config.data} does not exist; run boi finetune build-data first."
+        )
+    output_dir = Path(config.output_dir)
+    identity = config.identity(_file_sha256(config.data))
+    resuming = check_output_dir(output_dir, identity, config.to_json())
+
+    accelerator, accumulation = _make_accelerator(config)
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        if resuming:
+            _recover_output_dir(output_dir)
+        else:
+            write_text_atomic(
+                output_dir / "run_config.json",
+                json.dumps({"identity": identity, "config": config.to_json()}, indent=1),
+            )
+    accelerator.wait_for_everyone()
+    checkpoint = latest_checkpoint(output_dir) if resuming else None
+    results_path = output_dir / "all_results.json"
+    if resuming and results_path.exists():
+        accelerator.print(f"{output_dir} already holds the finished run; see {results_path}.")
+        return json.loads(results_path.read_text(encoding="utf-8"))
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.model)
+    except (OSError, ValueError) as err:
+        raise UserError(
+            f"Cannot load a tokenizer from {config.model!r} ({err}); pass a model folder."
+        ) from None
+    train_dl, sampler, val_items, data_info = get_dataloaders(config, tokenizer)
+    # The model is built after set_seed so the seed also controls any newly initialised weights;
+    # under ZeRO-3 (zero3_init_flag) it is partitioned across processes as it loads.
+    set_seed(config.seed)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(config.model, dtype=torch.float32)
+    except (OSError, ValueError) as err:
+        raise UserError(
+            f"Cannot load a causal LM from {config.model!r} ({err}); pass a model folder."
+        ) from None
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "norm" not in n.lower()]
+    no_decay = [
+        p for n, p in model.named_parameters() if not (p.ndim >= 2 and "norm" not in n.lower())
+    ]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+    # One prepare call: DeepSpeed takes its micro-batch size from the dataloader.
+    model, optimizer, train_dl = accelerator.prepare(model, optimizer, train_dl)
+    sharding = _sharding_info(accelerator, model)
+    train_ids = [item.example_id for item in train_dl.dataset.items]
+
+    steps_per_epoch = math.ceil(len(train_dl) / accumulation)
+    total_steps = config.max_steps or steps_per_epoch * config.max_epochs
+    state = TrainerState()
+    if checkpoint is not None:
+        accelerator.load_state(str(checkpoint))
+        state = TrainerState(
+            **json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        )
+        accelerator.print(f"resuming from {checkpoint} (step {state.step}, epoch {state.epoch})")
+    keep_to = state.micro_batches if checkpoint is not None else None
+    metrics = (
+        _ResumableLog(
+            output_dir / "metrics.jsonl",
+            None if checkpoint is None else (lambda r: r["step"] <= state.step),
+        )
+        if accelerator.is_main_process
+        else None
+    )
+    order_log = _ResumableLog(
+        output_dir / "data_order" / f"rank-{accelerator.process_index}.jsonl",
+        None if keep_to is None else (lambda r: r["micro_batch"] < keep_to),
+    )
+
+    def summary() -> dict[str, Any]:
+        return {
+            "config": config.to_json(),
+            "identity": identity,
+            "best_step": state.best_step,
+            "best_val_loss": state.best_val_loss,
+            "step": state.step,
+        }
+
+    def evaluate() -> bool:
+        """Validation loss; export the model when it is the best so far. True: stop early."""
+        loss = _validation_loss(
+            accelerator, model, val_items, config.per_device_batch_size, data_info["pad_token_id"]
+        )
+        state.val_losses.append([state.step, loss])
+        improved = state.best_val_loss is None or loss < state.best_val_loss - config.min_delta
+        if improved:
+            state.best_val_loss, state.best_step, state.evals_without_improvement = (
+                loss,
+                state.step,
+                0,
+            )
+            _export_model(accelerator, model, tokenizer, output_dir, summary())
+        else:
+            state.evals_without_improvement += 1
+        if metrics:
+            metrics.append(
+                {"step": state.step, "epoch": state.epoch, "val_loss": loss, "best": improved}
+            )
+        accelerator.print(
+            f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''}"
+        )
+        if state.evals_without_improvement >= config.patience:
+            state.stop_reason = f"early stopping: {config.patience} evaluations without improvement"
+            return True
+        return False
+
+    started = time.monotonic()
+    steps_this_session = 0
+    step_loss = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
+    model.train()
+    if checkpoint is None:
+        # A baseline before any update, so early stopping can tell fine-tuning made things worse.
+        evaluate()
+    while state.stop_reason is None and state.epoch < config.max_epochs:
+        sampler.set_epoch(state.epoch)
+        loader = (
+            accelerator.skip_first_batches(train_dl, state.batches_in_epoch)
+            if state.batches_in_epoch
+            else train_dl
+        )
+        for batch in loader:
+            with accelerator.accumulate(model):
+                lr = _learning_rate(config, state.step, total_steps)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                logits = model(
+                    input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+                ).logits
+                loss_sum, count = solution_loss(logits, batch["labels"])
+                accelerator.backward(loss_sum / count.clamp(min=1))
+                if accelerator.sync_gradients and config.max_grad_norm:
+                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                optimizer.step()
+                optimizer.zero_grad()
+            step_loss += torch.stack([loss_sum.detach().double(), count.double()])
+            order_log.append(
+                {
+                    "micro_batch": state.micro_batches,
+                    "epoch": state.epoch,
+                    "batch": state.batches_in_epoch,
+                    "example_ids": [train_ids[i] for i in batch["index"].tolist()],
+                }
+            )
+            state.micro_batches += 1
+            state.batches_in_epoch += 1
+            if not accelerator.sync_gradients:
+                continue
+            state.step += 1
+            steps_this_session += 1
+            reduced = accelerator.reduce(step_loss, reduction="sum")
+            train_loss = float(reduced[0] / reduced[1].clamp(min=1))
+            step_loss.zero_()
+            state.train_losses.append([state.step, train_loss])
+            if metrics:
+                metrics.append(
+                    {"step": state.step, "epoch": state.epoch, "train_loss": train_loss, "lr": lr}
+                )
+            if state.step % config.log_every == 0:
+                accelerator.print(f"step {state.step}/{total_steps}: train loss {train_loss:.4f}")
+            stop = False
+            if config.eval_every and state.step % config.eval_every == 0:
+                stop = evaluate()
+            if config.max_steps and state.step >= config.max_steps:
+                state.stop_reason = state.stop_reason or f"max_steps {config.max_steps} reached"
+                stop = True
+            checkpoint_due = (
+                state.step % config.checkpoint_every == 0
+                if config.checkpoint_every
+                else bool(config.eval_every) and state.step % config.eval_every == 0
+            )
+            if checkpoint_due and not stop:
+                _save_checkpoint(accelerator, output_dir, state, config.keep_checkpoints)
+            if stop:
+                break
+        else:
+            state.epoch += 1
+            state.batches_in_epoch = 0
+            stop = evaluate() if not config.eval_every else False
+            if state.epoch >= config.max_epochs and state.stop_reason is None:
+                state.stop_reason = f"max_epochs {config.max_epochs} reached"
+            if not stop and state.stop_reason is None:
+                _save_checkpoint(accelerator, output_dir, state, config.keep_checkpoints)
+    seconds = time.monotonic() - started
+    order_log.close()
+    if metrics:
+        metrics.close()
+
+    results = {
+        **summary(),
+        "completed": True,
+        "stop_reason": state.stop_reason,
+        "epochs_completed": state.epoch,
+        "train_losses": state.train_losses,
+        "val_losses": state.val_losses,
+        "resumed_from": str(checkpoint) if checkpoint else None,
+        "seconds_this_session": round(seconds, 2),
+        "seconds_per_step": round(seconds / steps_this_session, 4) if steps_this_session else None,
+        "data": {**data_info, "path": str(config.data), "sha256": _file_sha256(config.data)},
+        "distributed": {
+            "num_processes": accelerator.num_processes,
+            "distributed_type": str(accelerator.distributed_type).split(".")[-1],
+            "zero_stage": _zero_stage(accelerator),
+            "gradient_accumulation_steps": accumulation,
+            "effective_batch_size": config.per_device_batch_size
+            * accumulation
+            * accelerator.num_processes,
+            **sharding,
+        },
+        "versions": _versions(),
+        "git_commit": _git_commit(),
+    }
+    if accelerator.is_main_process:
+        text = json.dumps(results, indent=1)
+        if (output_dir / MODEL).exists():
+            write_text_atomic(output_dir / MODEL / "all_results.json", text)
+        write_text_atomic(results_path, text)
+        print(
+            f"done: {state.stop_reason}; best validation loss {state.best_val_loss:.4f} at step "
+            f"{state.best_step}; model in {output_dir / MODEL}"
+        )
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+    return results
+
+
+def _zero_stage(accelerator: Any) -> int | None:
+    plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+    return None if plugin is None else int(plugin.zero_stage)
+
+
+def _git_commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    from finetune.config import add_config_arguments, config_from_args
+
+    parser = argparse.ArgumentParser(
+        prog="python -m finetune.train", description=__doc__.split("\n")[0]
+    )
+    add_config_arguments(parser)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        training_function(config_from_args(args))
+    except UserError as err:
+        print(f"finetune train: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
