@@ -138,6 +138,11 @@ class Problem:
         """True for stdin/stdout programs (no entry point; judged on `stdio_tests`)."""
         return self.entry_point is None
 
+    @property
+    def transform(self) -> str:
+        """The catalogue transformation that made this variant (`original` for none)."""
+        return self.lineage[-1].transform if self.lineage else "original"
+
     def block(self, kind: str) -> Block | None:
         """The block of `kind`, or None when absent (or blocks not split yet)."""
         for block in self.blocks or ():
@@ -164,6 +169,7 @@ class Problem:
             "test": self.test,
             "benchmark": self.benchmark,
             "source_task_id": self.source_task_id,
+            "transform": self.transform,  # derived from lineage; ignored when read back
             "stdio_tests": [dataclasses.asdict(t) for t in self.stdio_tests],
             "blocks": None if self.blocks is None else [dataclasses.asdict(b) for b in self.blocks],
             "absent_blocks": thaw(self.absent_blocks),

@@ -1,0 +1,21 @@
+"""Blocks of Influence: the splitter, droppable keywords, and the transformation catalogue."""
+
+from perturb.blocks import split_blocks, split_dataset
+from perturb.catalogue import CatalogueResult, PerturbConfig, apply_catalogue, run_catalogue
+from perturb.keywords import KeywordConfig, analyze_keywords
+from perturb.transforms import CATALOGUE, TRANSFORMS, NotApplicable, get_transform
+
+__all__ = [
+    "CATALOGUE",
+    "TRANSFORMS",
+    "CatalogueResult",
+    "KeywordConfig",
+    "NotApplicable",
+    "PerturbConfig",
+    "analyze_keywords",
+    "apply_catalogue",
+    "get_transform",
+    "run_catalogue",
+    "split_blocks",
+    "split_dataset",
+]

