@@ -145,7 +145,10 @@ class TrainConfig:
 
     def identity(self, data_sha256: str) -> str:
         """Hash of everything that defines the run (not where it is written)."""
-        fields = {k: v for k, v in self.to_json().items() if k not in {"output_dir", "log_every"}}
+        # The data file counts by content (its hash), not by where it lies.
+        fields = {
+            k: v for k, v in self.to_json().items() if k not in {"output_dir", "log_every", "data"}
+        }
         fields["data_sha256"] = data_sha256
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 

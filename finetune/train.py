@@ -119,9 +119,9 @@ def _tokenize_split(
 
 def get_dataloaders(
     config: TrainConfig, tokenizer: Any
-) -> tuple[Any, EpochSampler, list[TokenizedExample], dict[str, Any]]:
-    """The training dataloader (to be sharded across processes by `accelerator.prepare`), its
-    sampler, the tokenised validation examples, and counts for the results file."""
+) -> tuple[Any, list[TokenizedExample], dict[str, Any]]:
+    """The training dataloader (to be sharded across processes by `accelerator.prepare`), the
+    tokenised validation examples, and counts for the results file."""
     from torch.utils.data import DataLoader
 
     examples = read_training_examples(config.data)
@@ -165,7 +165,7 @@ def get_dataloaders(
         "augmented_examples": sum(bool(e.lineage) for e in train),
         "flavours": sorted({e.flavour for e in examples}),
     }
-    return loader, sampler, val_items, info
+    return loader, val_items, info
 
 
 def _collate_with_index(batch: Sequence[tuple[int, TokenizedExample]], pad_token_id: int) -> dict:
@@ -465,7 +465,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         raise UserError(
             f"Cannot load a tokenizer from {config.model!r} ({err}); pass a model folder."
         ) from None
-    train_dl, sampler, val_items, data_info = get_dataloaders(config, tokenizer)
+    train_dl, val_items, data_info = get_dataloaders(config, tokenizer)
     # The model is built after set_seed so the seed also controls any newly initialised weights;
     # under ZeRO-3 (zero3_init_flag) it is partitioned across processes as it loads.
     set_seed(config.seed)
@@ -559,7 +559,9 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         # A baseline before any update, so early stopping can tell fine-tuning made things worse.
         evaluate()
     while state.stop_reason is None and state.epoch < config.max_epochs:
-        sampler.set_epoch(state.epoch)
+        # The prepared loader re-seeds its sampler from its own epoch counter on every pass,
+        # so that counter is set, not just the sampler's.
+        train_dl.set_epoch(state.epoch)
         loader = (
             accelerator.skip_first_batches(train_dl, state.batches_in_epoch)
             if state.batches_in_epoch
