@@ -18,8 +18,8 @@ with their own session included) outlives it.
 
 The verdict: before forking the sample the monitor puts a fresh 16-byte nonce into a pipe. The
 sample's harness code reads it only after `exec` of the program has returned, and writes
-`nonce + b"P"` (or `b"F" + reason`) to the verdict pipe; a run passes only when the verdict
-pipe holds exactly `nonce + b"P"` and the sample then exited cleanly. Exit codes, stdout and
+`sha256(tag + nonce) + b"P"` (or `b"F" + reason`) to the verdict pipe; a run passes only when
+the verdict pipe holds exactly that and the sample then exited cleanly. Exit codes, stdout and
 anything written to "every file descriptor" therefore prove nothing. The nonce is never a
 Python object while the program runs; a program written against this very harness could still
 read the nonce pipe itself (the test and the candidate share a process by HumanEval's design),
@@ -31,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import gc
+import hashlib
 import importlib
 import io
 import json
@@ -546,9 +547,14 @@ class Zygote:
             os._exit(71)
 
 
+def pass_token(nonce: bytes) -> bytes:
+    """What a passing run writes: a digest of the nonce, so echoing bytes read back is no pass."""
+    return hashlib.sha256(b"boi verdict: passed\0" + nonce).digest()
+
+
 def _run_sample(job: dict, is_stdio: bool) -> None:
     # Captured before the program runs, so that rebinding os.read/os.write cannot intercept us.
-    read, write, exit_now = os.read, os.write, os._exit
+    read, write, exit_now, token = os.read, os.write, os._exit, pass_token
     sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
@@ -572,8 +578,10 @@ def _run_sample(job: dict, is_stdio: bool) -> None:
                 stream.flush()
             except BaseException:
                 verdict = b"F" + b"could not flush stdout"
-    nonce = read(NONCE_FD, NONCE_BYTES) if verdict == b"P" else b""
-    write(VERDICT_FD, nonce + verdict)
+    if verdict == b"P":
+        nonce = read(NONCE_FD, NONCE_BYTES)
+        verdict = token(nonce) + b"P" if len(nonce) == NONCE_BYTES else b"Fthe nonce was taken"
+    write(VERDICT_FD, verdict)
     exit_now(0)
 
 
@@ -589,7 +597,7 @@ def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: 
     if timed_out:
         return {"status": "timed out", "result": "timed out"}
     signaled = os.WIFSIGNALED(status)
-    if verdict == nonce + b"P" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+    if verdict == pass_token(nonce) + b"P" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return {"status": "passed", "result": "passed"}
     if verdict.startswith(b"F") and len(verdict) > 1:
         reason = verdict[1:].decode("utf-8", "replace")
