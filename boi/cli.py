@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
     "critic": ("boi.commands.critic", "LM critic: log-prob similarity of variants (FILE or table2)"),
     "execute": ("boi.commands.execute", "run samples in a sandbox; results + pass@k (resumable)"),
+    "finetune": ("boi.commands.finetune", "augmented fine-tuning: build-data, train, compare"),
 }
 
 

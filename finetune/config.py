@@ -29,7 +29,8 @@ def _help(text: str) -> dict[str, str]:
 @dataclass
 class TrainConfig:
     model: str = field(
-        default="", metadata=_help("model folder (or hub id) to fine-tune; a HF causal LM")
+        default="embedded",
+        metadata=_help("HF causal LM folder or hub id to fine-tune; 'embedded' is SmolLM2-135M"),
     )
     data: str = field(
         default="", metadata=_help("training examples JSONL written by `boi finetune build-data`")
@@ -125,7 +126,7 @@ class TrainConfig:
             )
 
     def require_paths(self) -> None:
-        for name in ("model", "data", "output_dir"):
+        for name in ("data", "output_dir"):
             if not getattr(self, name):
                 raise UserError(
                     f"No {name} given; set `{name}:` in the config or pass --{name.replace('_', '-')}."

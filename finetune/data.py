@@ -228,6 +228,40 @@ def _examples_from_problems(
     return examples
 
 
+def default_transforms() -> tuple[str, ...]:
+    """The catalogue minus `original` (the originals are in every flavour already)."""
+    from perturb import CATALOGUE
+
+    return tuple(name for name in CATALOGUE if name != "original")
+
+
+def _variants(
+    problems: Sequence[Problem],
+    transforms: Sequence[str] | None,
+    config: Any,
+    per_task: int,
+    seed: int,
+) -> list[Problem]:
+    import random
+
+    from perturb import apply_catalogue
+
+    variants = apply_catalogue(
+        list(problems), transforms=tuple(transforms or default_transforms()), config=config
+    )
+    if per_task <= 0:
+        return variants
+    by_task: dict[str, list[Problem]] = {}
+    for variant in variants:
+        by_task.setdefault(variant.source_task_id, []).append(variant)
+    kept: list[Problem] = []
+    for task, group in by_task.items():
+        rng = random.Random(f"{seed}\0{task}\0variants")
+        chosen = set(rng.sample(range(len(group)), min(per_task, len(group))))
+        kept += [v for i, v in enumerate(group) if i in chosen]
+    return kept
+
+
 def build_training_examples(
     problems: Sequence[Problem],
     flavour: str = "NA",
@@ -238,12 +272,14 @@ def build_training_examples(
     seed: int = 0,
     eval_problems: Sequence[Problem] = (),
     leakage: str = "refuse",
+    variants_per_task: int = 0,
 ) -> BuildResult:
     """Training examples for one flavour, split into train/validation, checked for leakage.
 
     `NA`: the problems as they are. `A`: the problems plus `perturb.apply_catalogue(problems,
-    transforms, transform_config)` (variants carry their lineage; a variant identical to its
-    original, such as Drop One where no keyword is droppable, is reported and left out).
+    transforms, transform_config)` (default: the whole catalogue but `original`; variants carry
+    their lineage; a variant identical to an example already in is reported and left out);
+    `variants_per_task` > 0 keeps at most that many variants per task, drawn with `seed`.
     `eval_problems` is the benchmark the model will be evaluated on: examples sharing a task id,
     a prompt or a solution with it are refused (`leakage="refuse"`), dropped (`"drop"`) or kept
     (`"warn"`); every overlap is returned in `BuildResult.overlaps` either way.
@@ -258,11 +294,7 @@ def build_training_examples(
         raise UserError("No problems to build training data from; check the input dataset.")
     candidates = list(problems)
     if flavour == "A":
-        from perturb import apply_catalogue
-
-        candidates += apply_catalogue(
-            list(problems), transforms=transforms, config=transform_config
-        )
+        candidates += _variants(problems, transforms, transform_config, variants_per_task, seed)
     elif transforms:
         raise UserError("transforms only apply to flavour A; drop them or use --flavour A.")
     skipped: list[Skipped] = []

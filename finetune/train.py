@@ -459,8 +459,13 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         accelerator.print(f"{output_dir} already holds the finished run; see {results_path}.")
         return json.loads(results_path.read_text(encoding="utf-8"))
 
+    from benchmarks.models import resolve_model
+
+    with accelerator.main_process_first():
+        # The embedded model is converted on first use; one process does it, the others reuse it.
+        model_path = resolve_model(config.model or None)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(config.model)
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
     except (OSError, ValueError) as err:
         raise UserError(
             f"Cannot load a tokenizer from {config.model!r} ({err}); pass a model folder."
@@ -470,7 +475,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
     # under ZeRO-3 (zero3_init_flag) it is partitioned across processes as it loads.
     set_seed(config.seed)
     try:
-        model = AutoModelForCausalLM.from_pretrained(config.model, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     except (OSError, ValueError) as err:
         raise UserError(
             f"Cannot load a causal LM from {config.model!r} ({err}); pass a model folder."

@@ -1,0 +1,117 @@
+"""Augmented fine-tuning (paper section 6): build the training data (NA: originals, A: originals
+plus the transformation catalogue's variants), train with Accelerate (+ DeepSpeed ZeRO-3), and
+compare before / NA / A on the evaluation benchmark.
+
+  boi finetune build-data mbpp=PATH --flavour A --out data/mbpp_A.jsonl
+  boi finetune train --config cfg.yaml [--learning-rate 3e-5 ...]
+  torchrun --nproc_per_node N -m boi.cli finetune train --config cfg.yaml --deepspeed finetune/configs/ds_zero3.json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="finetune_command", metavar="ACTION", required=True)
+
+    build = sub.add_parser(
+        "build-data",
+        help="training examples (JSONL) with lineage, a grouped validation split, leakage check",
+        description="Training examples: prompt + reference solution, loss on the solution only.",
+    )
+    build.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="NAME, NAME=PATH or a HumanEval-format JSONL path (NAME: mbpp, code_contests, humaneval)",
+    )
+    build.add_argument(
+        "--flavour", choices=("NA", "A"), default="NA", help="NA: originals; A: + variants"
+    )
+    build.add_argument(
+        "--transforms",
+        help="comma-separated catalogue entries for flavour A (default: all but original)",
+    )
+    build.add_argument(
+        "--variants-per-task",
+        type=int,
+        default=0,
+        help="at most this many variants per task, drawn with --seed (0: all)",
+    )
+    build.add_argument("--seed", type=int, default=0, help="seed for the split and variant choice")
+    build.add_argument(
+        "--validation-fraction", type=float, default=0.1, help="share of source tasks in validation"
+    )
+    build.add_argument(
+        "--eval-benchmark",
+        default="humaneval",
+        help="benchmark the model will be evaluated on, for the leakage check ('none' to skip)",
+    )
+    build.add_argument(
+        "--leakage",
+        choices=("refuse", "drop", "warn"),
+        default="refuse",
+        help="what to do with examples overlapping the evaluation benchmark",
+    )
+    build.add_argument(
+        "--limit", type=int, default=0, help="first N problems per source (toy runs)"
+    )
+    build.add_argument("--out", required=True, help="output JSONL")
+    build.add_argument("--datasets-dir", help="also save a `datasets` DatasetDict folder here")
+
+    train = sub.add_parser(
+        "train",
+        help="fine-tune (accelerate; DeepSpeed ZeRO-3 with --deepspeed or accelerate launch)",
+        description="Fine-tune with early stopping; rerun the same command to resume after a kill.",
+    )
+    from finetune.config import add_config_arguments
+
+    add_config_arguments(train)
+
+    compare = sub.add_parser(
+        "compare",
+        help="evaluate before / NA / A models under the catalogue (paper Table 4)",
+        description="Needs the experiment runner (boi run).",
+    )
+    compare.add_argument("--before", default="embedded", help="the model before fine-tuning")
+    compare.add_argument("--na", required=True, help="model folder fine-tuned without augmentation")
+    compare.add_argument("--a", required=True, help="model folder fine-tuned with augmentation")
+    compare.add_argument("--config", help="boi run config (benchmark, ks, samples, decoding)")
+    compare.add_argument("--out", required=True, help="output folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.finetune_command == "build-data":
+        from finetune.build import build_data
+
+        print(
+            build_data(
+                args.sources,
+                flavour=args.flavour,
+                transforms=[t for t in (args.transforms or "").split(",") if t.strip()] or None,
+                variants_per_task=args.variants_per_task,
+                seed=args.seed,
+                validation_fraction=args.validation_fraction,
+                eval_benchmark=None
+                if args.eval_benchmark.lower() == "none"
+                else args.eval_benchmark,
+                leakage=args.leakage,
+                limit=args.limit,
+                out=args.out,
+                datasets_dir=args.datasets_dir,
+            )
+        )
+        return 0
+    if args.finetune_command == "train":
+        from finetune.config import config_from_args
+        from finetune.train import training_function
+
+        training_function(config_from_args(args))
+        return 0
+    from finetune.compare import compare_models
+
+    print(
+        compare_models(before=args.before, na=args.na, a=args.a, config=args.config, out=args.out)
+    )
+    return 0
