@@ -109,8 +109,15 @@ def _harness_deadline(job: dict[str, Any]) -> float:
     return job["timeout"] * max(1, len(job.get("tests", ()))) * 1.5 + HARNESS_GRACE_SECONDS
 
 
+def _writable(value: Any) -> Any:
+    """`value` with bytes that were not UTF-8 (kept as surrogate escapes) shown as U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return value
+
+
 def _sample_key(sample: Mapping[str, Any]) -> tuple[Any, Any]:
-    return sample.get("task_id"), sample.get("completion")
+    return _writable(sample.get("task_id")), _writable(sample.get("completion"))
 
 
 def _limits_path(out_path: Path) -> Path:
@@ -283,7 +290,9 @@ def execute_samples(
 def _result(
     sample: Mapping[str, Any], passed: bool, result: str, duration: float
 ) -> dict[str, Any]:
-    record = {k: v for k, v in sample.items() if k not in RESULT_FIELDS and k != "_invalid"}
+    record = {
+        k: _writable(v) for k, v in sample.items() if k not in RESULT_FIELDS and k != "_invalid"
+    }
     record.update(passed=passed, result=result, duration=round(float(duration), 4))
     return record
 
