@@ -1,0 +1,117 @@
+"""Apply the transformation catalogue to a benchmark and write the perturbed benchmark: one
+HumanEval-format record per variant (task_id unique per variant, prompt, entry_point, test,
+canonical_solution) plus source_task_id, transform and lineage (what was removed, with the
+keyword decisions). Prints per transformation: variants, problems where it did not apply, and
+the mean number of droppable keywords."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset", help="humaneval, mbpp, code_contests, or a HumanEval-format JSONL path"
+    )
+    parser.add_argument("--data", help="where to read the named dataset from")
+    parser.add_argument(
+        "--transforms",
+        nargs="+",
+        metavar="NAME",
+        help="catalogue entries (default: all); see --list",
+    )
+    parser.add_argument("--list", action="store_true", help="list the transformations and exit")
+    parser.add_argument("--out", help="perturbed benchmark JSONL")
+    parser.add_argument(
+        "--keywords-out", help="also write every keyword decision per problem (JSONL)"
+    )
+    parser.add_argument(
+        "--hf-out", help="also save a Hugging Face datasets.Dataset folder (save_to_disk)"
+    )
+    parser.add_argument(
+        "--anonymous-name",
+        default="func",
+        help="the name Anonymize gives the function (default: func)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
+    parser.add_argument(
+        "--embedder",
+        default="embedded",
+        help="sentence-transformers name or path for KeyBERT (default: the embedded all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--code-threshold",
+        type=float,
+        help="code-relatedness threshold (default: calibrated, see README)",
+    )
+    parser.add_argument("--context-threshold", type=float, help="context-aware filter threshold")
+    parser.add_argument(
+        "--no-context-filter",
+        action="store_true",
+        help="disable the context-aware filter (ablation)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    import statistics
+
+    from benchmarks.errors import UserError
+    from benchmarks.jsonl import write_jsonl, write_text_atomic
+    from benchmarks.loaders import load_benchmark
+    from benchmarks.provenance import run_record
+    from perturb.catalogue import PerturbConfig, available_transforms, run_catalogue
+    from perturb.keywords import KeywordConfig
+
+    if args.list:
+        for name, description in available_transforms().items():
+            print(f"{name:<20} {description}")
+        return 0
+    if not args.out:
+        raise UserError("--out FILE is required (where to write the perturbed benchmark).")
+    overrides = {"embedder": args.embedder, "context_aware": not args.no_context_filter}
+    if args.code_threshold is not None:
+        overrides["code_threshold"] = args.code_threshold
+    if args.context_threshold is not None:
+        overrides["context_threshold"] = args.context_threshold
+    keyword_config = KeywordConfig(**overrides)
+    config = PerturbConfig(
+        tuple(args.transforms) if args.transforms else PerturbConfig().transforms,
+        args.anonymous_name,
+        args.seed,
+        keyword_config,
+    )
+    loaded = load_benchmark(args.dataset, args.data)
+    result = run_catalogue(loaded.problems, config)
+
+    write_jsonl(args.out, (v.to_json() for v in result.variants))
+    record = run_record(dataclasses.asdict(config), {"data": args.data} if args.data else None)
+    record["summary"] = result.summary()
+    write_text_atomic(args.out + ".meta.json", json.dumps(record, indent=2, default=str))
+    if args.keywords_out:
+        write_jsonl(args.keywords_out, (a.to_json() for a in result.keywords.values()))
+    if args.hf_out:
+        from perturb.export import to_hf_dataset
+
+        to_hf_dataset(result.variants).save_to_disk(args.hf_out)
+
+    problems = len(loaded.problems) - len(result.split_failures)
+    print(f"{args.dataset}: {len(loaded.problems)} problems, {len(result.variants)} variants")
+    if result.keywords:
+        counts = [len(a.droppable) for a in result.keywords.values()]
+        print(
+            f"  droppable keywords per problem: mean {statistics.mean(counts):.2f}, none in {counts.count(0)} problems"
+        )
+    print(f"  {'transform':<20} {'variants':>8} {'not applied':>12}")
+    for row in result.summary():
+        print(f"  {row['transform']:<20} {row['variants']:>8} {row['not_applied']:>12}")
+    reasons: dict[tuple[str, str], int] = {}
+    for _, name, reason in result.not_applied:
+        reasons[(name, reason)] = reasons.get((name, reason), 0) + 1
+    for (name, reason), count in sorted(reasons.items()):
+        print(f"  not applied: {name}: {reason} ({count} problems)")
+    for task_id, reason in result.split_failures.items():
+        print(f"  skipped {task_id}: {reason}")
+    print(f"wrote {args.out} ({problems} problems)" + (f", {args.hf_out}" if args.hf_out else ""))
+    return 0

@@ -1,0 +1,73 @@
+"""Golden inputs and outputs for the transformation catalogue.
+
+`python -m tests.golden_transforms` rewrites tests/golden/transforms/*.json from the current
+code; review the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks.problem import Problem, StdioTest
+from perturb.blocks import split_blocks
+from perturb.keywords import KeywordConfig, analyze_keywords
+from perturb.transforms import TRANSFORMS, NotApplicable, get_transform
+from tests.keyword_helpers import tiny_embedder
+
+GOLDEN = Path(__file__).parent / "golden" / "transforms"
+CONFIG = KeywordConfig(code_threshold=0.3, context_threshold=0.9)
+
+INPUTS = [
+    Problem(
+        "G/humaneval",
+        "golden",
+        'from typing import List\n\n\ndef sort_list(values: List[int]) -> List[int]:\n    """Sort the list of integers and return the sorted list.\n    Use sort_list(values) like this.\n    >>> sort_list([3, 1, 2])\n    [1, 2, 3]\n    """\n',
+        "sort_list",
+        test="def check(candidate):\n    assert candidate([2, 1]) == [1, 2]\n    assert sort_list is candidate\n",
+        canonical_solution="    return sorted(values) if len(values) < 2 else sort_list(values[:1]) and sorted(values)\n",
+    ),
+    Problem(
+        "G/no_examples",
+        "golden",
+        'def median(l: list):\n    """Return median of elements in the list l."""\n',
+        "median",
+        test="def check(candidate):\n    assert candidate([1, 2, 3]) == 2\n",
+        canonical_solution="    return sorted(l)[len(l) // 2]\n",
+    ),
+    Problem(
+        "G/stdio",
+        "golden",
+        '"""\nGiven an array of integers, print the sum of the array.\n\nInput\n\nThe first line holds the integers.\n\nOutput\n\nPrint the sum.\n\nExamples\n\nInput\n\n1 2\n\nOutput\n\n3\n"""\n',
+        None,
+        stdio_tests=(StdioTest("1 2\n", "3\n"),),
+        canonical_solution="print(sum(map(int, input().split())))\n",
+    ),
+]
+
+
+def golden_outputs() -> dict[str, dict[str, object]]:
+    problems = [split_blocks(p) for p in INPUTS]
+    analyses = {a.task_id: a for a in analyze_keywords(problems, CONFIG, tiny_embedder())}
+    out = {}
+    for name in TRANSFORMS:
+        transform = get_transform(name)
+        per_problem = {}
+        for problem in problems:
+            outcome = transform(problem, analyses[problem.task_id], seed=0)
+            per_problem[problem.task_id] = (
+                {"not_applicable": outcome.reason}
+                if isinstance(outcome, NotApplicable)
+                else [v.to_json() for v in outcome]
+            )
+        out[name] = per_problem
+    return out
+
+
+if __name__ == "__main__":
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    for name, outputs in golden_outputs().items():
+        (GOLDEN / f"{name}.json").write_text(
+            json.dumps(outputs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        print(f"wrote {GOLDEN / name}.json")
