@@ -19,8 +19,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "boi.commands.blocks",
         "split a benchmark into Blocks of Influence and print coverage",
     ),
+    "perturb": (
+        "boi.commands.perturb",
+        "apply the transformation catalogue; write the perturbed benchmark",
+    ),
+    "keywords": (
+        "boi.commands.keywords",
+        "droppable keywords per problem; fine-tune the KeyBERT embedder",
+    ),
     "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
-    "critic": ("boi.commands.critic", "LM critic: log-prob similarity of variants (FILE or table2)"),
+    "critic": (
+        "boi.commands.critic",
+        "LM critic: log-prob similarity of variants (FILE or table2)",
+    ),
     "execute": ("boi.commands.execute", "run samples in a sandbox; results + pass@k (resumable)"),
     "finetune": ("boi.commands.finetune", "augmented fine-tuning: build-data, train, compare"),
 }
