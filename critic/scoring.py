@@ -95,7 +95,7 @@ class HFScorerConfig:
     )
     max_batch: int = field(default=32, metadata={"help": "most prompts per forward pass"})
     head_chunk: int = field(
-        default=1024,
+        default=256,
         metadata={"help": "positions per vocabulary projection (bounds the logits' memory)"},
     )
     share_prefixes: bool = field(

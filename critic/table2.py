@@ -30,7 +30,9 @@ from benchmarks.jsonl import write_text_atomic
 from benchmarks.problem import Problem
 from critic.annotate import is_original, score_problems
 from critic.scoring import Scorer
-from critic.similarity import compare
+from critic.similarity import ScoreSummary, compare
+
+SOURCES_PER_CALL = 10
 
 # (row label, transform name in perturb.transforms.TRANSFORMS), in the paper's order.
 METHODS: tuple[tuple[str, str], ...] = (
@@ -79,13 +81,24 @@ def sample_challenges(config: Table2Config) -> list[Problem]:
     return random.Random(config.seed).sample(pool, config.n)
 
 
-def make_variants(problems: list[Problem], transform: str, caf: bool, seed: int) -> list[Problem]:
-    """The variants `transform` makes of `problems`, with or without the context-aware filter."""
-    from perturb import PerturbConfig, apply_catalogue
+def make_variants(problems: list[Problem], caf: bool, seed: int) -> dict[str, list[Problem]]:
+    """transform name -> the variants it makes of `problems`, with or without the CAF.
 
-    config = PerturbConfig(context_filter=caf, seed=seed)
-    variants = apply_catalogue(problems, transforms=[transform], config=config)
-    return [v for v in variants if not is_original(v)]
+    One catalogue run per filter setting, so keywords are extracted once for all methods.
+    """
+    from perturb import KeywordConfig, PerturbConfig, run_catalogue
+
+    config = PerturbConfig(
+        transforms=tuple(name for _, name in METHODS),
+        seed=seed,
+        keywords=KeywordConfig(context_aware=caf),
+    )
+    result = run_catalogue(problems, config)
+    by_transform: dict[str, list[Problem]] = {name: [] for _, name in METHODS}
+    for variant in result.variants:
+        if not is_original(variant):
+            by_transform[variant.transform].append(variant)
+    return by_transform
 
 
 @dataclass
@@ -121,7 +134,7 @@ def run_table2(
     scorer: Scorer,
     out_dir: str | Path,
     *,
-    variant_maker: Callable[[list[Problem], str, bool, int], list[Problem]] = make_variants,
+    variant_maker: Callable[[list[Problem], bool, int], dict[str, list[Problem]]] = make_variants,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the protocol; writes table2.json, table2.csv and variants.jsonl into `out_dir`."""
@@ -130,26 +143,37 @@ def run_table2(
     log(f"[table2] {len(problems)} challenges sampled (seed {config.seed})")
     by_id = {p.task_id: p for p in problems}
     variants: dict[tuple[str, bool], list[Problem]] = {}
-    for label, transform in METHODS:
-        for caf in (True, False):
-            variants[(label, caf)] = variant_maker(problems, transform, caf, config.seed)
-            log(
-                f"[table2] {label} ({'with' if caf else 'without'} CAF): {len(variants[(label, caf)])} variants"
-            )
-    everything = problems + [v for vs in variants.values() for v in vs]
-    log(
-        f"[table2] scoring {len(everything)} prompts ({len({p.prompt for p in everything})} distinct)"
-    )
-    summaries = score_problems(scorer, everything)
-    original = dict(zip([p.task_id for p in problems], summaries[: len(problems)], strict=True))
+    for caf in (True, False):
+        made = variant_maker(problems, caf, config.seed)
+        for label, transform in METHODS:
+            variants[(label, caf)] = made[transform]
+            setting = "with" if caf else "without"
+            log(f"[table2] {label} ({setting} CAF): {len(made[transform])} variants")
+    # Score source by source (an original beside its variants, so their shared prefix runs
+    # once), a few sources per call so progress shows.
+    by_source: dict[str, list[Problem]] = {p.task_id: [p] for p in problems}
+    for group in variants.values():
+        for variant in group:
+            by_source[variant.source_task_id].append(variant)
+    total = sum(len(g) for g in by_source.values())
+    distinct = len({p.prompt for g in by_source.values() for p in g})
+    log(f"[table2] scoring {total} prompts ({distinct} distinct)")
+    scored: dict[int, ScoreSummary] = {}  # by id(problem): variant ids repeat across CAF runs
+    sources = list(by_source)
+    for start in range(0, len(sources), SOURCES_PER_CALL):
+        batch = [p for s in sources[start : start + SOURCES_PER_CALL] for p in by_source[s]]
+        for problem, summary in zip(batch, score_problems(scorer, batch), strict=True):
+            scored[id(problem)] = summary
+        log(
+            f"[table2] {min(start + SOURCES_PER_CALL, len(sources))}/{len(sources)} challenges scored"
+        )
+    original = {p.task_id: scored[id(p)] for p in problems}
     per_variant = []
     cells: dict[tuple[str, bool], Cell] = {}
-    position = len(problems)
     for key, group in variants.items():
         cell = Cell([], [], 0, len({v.source_task_id for v in group}))
         for variant in group:
-            summary = summaries[position]
-            position += 1
+            summary = scored[id(variant)]
             source = variant.source_task_id
             if variant.prompt == by_id[source].prompt:
                 cell.unchanged += 1
@@ -185,7 +209,8 @@ def run_table2(
         "scorer": scorer.describe(),
         "sample": [p.task_id for p in problems],
         "rows": rows,
-        "prompts_scored": len(everything),
+        "prompts_scored": total,
+        "distinct_prompts": distinct,
         "seconds": round(time.time() - started, 1),
     }
     out = Path(out_dir)
