@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml constraints.txt scripts/install.sh
 install: $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/boi models prepare
 	$(BIN)/boi blocks humaneval --out runs/demo/humaneval_blocks.jsonl
 
 lint: $(STAMP)
