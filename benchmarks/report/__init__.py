@@ -1,0 +1,183 @@
+"""Reports: the paper's Table 3 (Markdown, CSV, JSON) and a static HTML report with plots.
+
+Inputs are plain data, so the runner and other tools can call it: result rows (one per sample
+after execution), the problem records they came from, and which pass@k to report per decoding
+setting. `build_report` writes everything into a folder; `summarize_results` and
+`format_table_markdown` give the numbers and the table without writing files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.errors import UserError
+from benchmarks.jsonl import iter_jsonl, write_text_atomic
+from benchmarks.problem import Problem
+from benchmarks.report._data import REQUIRED_FIELDS, TRANSFORM_LABELS, collect_runs
+from benchmarks.report._table import (
+    format_name_only_csv,
+    format_table_csv,
+    format_table_markdown,
+    jsonable,
+    summarize_runs,
+)
+
+__all__ = [
+    "TRANSFORM_LABELS",
+    "ReportPaths",
+    "build_report",
+    "critic_similarities",
+    "format_table_markdown",
+    "read_results",
+    "summarize_results",
+]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """The files `build_report` wrote."""
+
+    out_dir: Path
+    table_md: Path
+    table_csv: Path
+    table_json: Path
+    html: Path
+    name_only_csv: Path | None
+    """Per-problem name-only results; None when the results hold no name-only rows."""
+
+
+def summarize_results(
+    results: Iterable[Mapping[str, Any]],
+    problems: Mapping[str, Problem],
+    ks_by_setting: Mapping[str, Sequence[int]],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The table's numbers (JSON-ready: NaN as None) without writing anything.
+
+    Keys: `columns` (dataset, model, setting, k), `rows` (transform, label, one cell per column:
+    problems, pass_at_k, ci_low/ci_high, original_same_problems, relative_drop,
+    drop_ci_low/drop_ci_high, robust_pass_at_k; None where the transformation has no data),
+    `flips`, `name_only`, `bootstrap`, `ks_by_setting`. Values are fractions (0-1).
+    """
+    runs = collect_runs(results, problems)
+    table = summarize_runs(
+        runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence
+    )
+    return jsonable(table)
+
+
+def build_report(
+    results: Iterable[Mapping[str, Any]],
+    problems: Mapping[str, Problem],
+    ks_by_setting: Mapping[str, Sequence[int]],
+    out_dir: str | os.PathLike[str],
+    critic: Mapping[str, float] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    *,
+    confidence: float = 0.95,
+    completions_per_variant: int = 3,
+    title: str = "boi report",
+) -> ReportPaths:
+    """Write table.md, table.csv, table.json, name_only.csv (if any) and report.html to `out_dir`.
+
+    Each file is written atomically; report.html goes last, so its presence means the rest is
+    there. `critic` maps variant task ids to their critic similarity in percent (see
+    `critic_similarities`). matplotlib is imported only here (Agg backend).
+    """
+    from benchmarks.report._html import render_html
+
+    if completions_per_variant < 0:
+        raise UserError(
+            f"completions_per_variant {completions_per_variant} is negative; use 0 to hide completions."
+        )
+    runs = collect_runs(results, problems)
+    table = jsonable(
+        summarize_runs(runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    )
+    out = Path(out_dir)
+    paths = ReportPaths(
+        out_dir=out,
+        table_md=out / "table.md",
+        table_csv=out / "table.csv",
+        table_json=out / "table.json",
+        html=out / "report.html",
+        name_only_csv=(out / "name_only.csv") if table["name_only"] else None,
+    )
+    document = render_html(
+        table,
+        runs,
+        problems,
+        critic=critic,
+        completions_per_variant=completions_per_variant,
+        title=title,
+    )
+    write_text_atomic(paths.table_md, format_table_markdown(table))
+    write_text_atomic(paths.table_csv, format_table_csv(table))
+    write_text_atomic(
+        paths.table_json, json.dumps(table, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+    if paths.name_only_csv is not None:
+        write_text_atomic(paths.name_only_csv, format_name_only_csv(table))
+    write_text_atomic(paths.html, document)
+    for path in (
+        paths.table_md,
+        paths.table_csv,
+        paths.table_json,
+        paths.name_only_csv,
+        paths.html,
+    ):
+        if path is not None:
+            # Temporary files are created private; a report is meant to be shared.
+            path.chmod(0o644)
+    return paths
+
+
+def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Result rows from a JSONL file, each checked for the fields a report needs."""
+    rows = []
+    for lineno, obj in iter_jsonl(path):
+        for name in REQUIRED_FIELDS:
+            if name not in obj:
+                raise UserError(
+                    f"{path} line {lineno}: the result has no {name!r} field; a report needs "
+                    f"{', '.join(REQUIRED_FIELDS)} (the runner's results file)."
+                )
+        rows.append(obj)
+    if not rows:
+        raise UserError(f"{path} is empty; expected one result row per line.")
+    return rows
+
+
+def critic_similarities(
+    path: str | os.PathLike[str], measure: str = "similarity"
+) -> dict[str, float]:
+    """Variant task id -> critic similarity (percent) from a `boi critic` output file.
+
+    `measure` is `similarity` (total log-probability) or `similarity_per_token`.
+    """
+    if measure not in ("similarity", "similarity_per_token"):
+        raise UserError(
+            f"critic measure {measure!r} is unknown; use similarity or similarity_per_token."
+        )
+    out: dict[str, float] = {}
+    for lineno, obj in iter_jsonl(path):
+        fields = obj.get("critic")
+        if not isinstance(fields, Mapping) or "task_id" not in obj:
+            raise UserError(
+                f"{path} line {lineno} has no critic fields; pass the output of boi critic."
+            )
+        if fields.get("original") is True:
+            continue
+        if not isinstance(fields.get(measure), int | float):
+            raise UserError(f"{path} line {lineno}: the critic record has no numeric {measure!r}.")
+        out[obj["task_id"]] = float(fields[measure])
+    return out

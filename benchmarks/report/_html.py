@@ -1,0 +1,562 @@
+"""The static HTML report: one self-contained file, no script, no network.
+
+Prompts, completions, task ids and model names are untrusted text: every piece goes through
+`html.escape`, the page carries no JavaScript, and a Content-Security-Policy forbids scripts and
+any load except embedded `data:` images, so even a missed escape could not run code or phone home.
+Navigation is plain anchors and collapsed `<details>`, which keeps 164 problems x 8
+transformations readable.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchmarks.problem import Problem
+from benchmarks.report import _plots
+from benchmarks.report._data import (
+    NAME_ONLY,
+    ORIGINAL,
+    Run,
+    Sample,
+    transform_label,
+    transform_order,
+)
+from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, PromptDiff, Segment, diff_prompts
+from benchmarks.report._table import (
+    column_groups,
+    column_title,
+    format_cell,
+    format_percent,
+    problems_counted,
+)
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
+header{background:#1f2d3d;color:#fff;padding:14px 24px}
+header h1{margin:0;font-size:20px} header p{margin:4px 0 0;color:#c8d3df;font-size:13px}
+nav{position:sticky;top:0;background:#fff;border-bottom:1px solid #ddd;padding:8px 24px;z-index:2}
+nav a{margin-right:16px;color:#0b5cad;text-decoration:none;font-weight:600}
+main{padding:8px 24px 40px;max-width:1500px}
+h2{border-bottom:2px solid #1f2d3d;padding-bottom:4px;margin-top:32px}
+h3{margin:20px 0 8px}
+table{border-collapse:collapse;margin:8px 0 12px;background:#fff}
+th,td{border:1px solid #d5d9de;padding:4px 8px;text-align:right;vertical-align:top}
+th{background:#eef1f4} td:first-child,th:first-child{text-align:left}
+.note{color:#555;font-size:12.5px;max-width:1100px}
+.warn{color:#8a4b00;background:#fff3df;border:1px solid #f0c27a;padding:4px 8px;border-radius:4px}
+figure{margin:8px 0 16px;display:inline-block;vertical-align:top;background:#fff;border:1px solid #e3e6ea;padding:6px}
+figure img{max-width:100%;height:auto;display:block}
+figcaption{font-size:12px;color:#555;max-width:720px}
+details{margin:4px 0;background:#fff;border:1px solid #dde1e6;border-radius:4px}
+details>summary{cursor:pointer;padding:5px 10px;list-style-position:inside}
+details[open]>summary{border-bottom:1px solid #eee;background:#f5f7f9}
+details .body{padding:6px 12px 10px}
+details details{margin-left:6px}
+.sbs{display:grid;grid-template-columns:1fr 1fr;gap:10px}
+.sbs h4{margin:4px 0}
+pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:8px;margin:4px 0;white-space:pre-wrap;word-break:break-word;font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace;max-height:480px;overflow:auto}
+del.removed{background:#ffd7d5;color:#82071e;text-decoration:line-through}
+mark.replaced{background:#ffe58f;color:inherit}
+ins.added{background:#ccf2d1;text-decoration:none}
+.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;margin-left:4px;border:1px solid transparent}
+.pass{background:#dff5e1;color:#116329;border-color:#a6dcae}
+.fail{background:#ffe3e0;color:#a40e26;border-color:#f3b2aa}
+.runs{display:grid;grid-template-columns:repeat(auto-fill,minmax(440px,1fr));gap:4px 14px}
+.run>p{margin:8px 0 2px}
+.sample{margin:4px 0}
+.sample .meta{font-size:12px;color:#555}
+.grid td{text-align:center;padding:2px 6px;font-size:12px}
+.grid td:first-child{text-align:left}
+.grid a{color:inherit;text-decoration:none}
+.s-solved{background:#dff5e1}.s-failed{background:#eceff2;color:#777}.s-lost{background:#ffc9c2;font-weight:700}.s-gained{background:#c9e1ff;font-weight:700}.s-mixed{background:#ffe9b8}.s-na{color:#aaa}
+.legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #ccc}
+"""
+
+# No scripts, no remote loads: only inline styles and data: images.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+STATE_SYMBOLS = {"solved": "✓", "failed": "·", "lost": "✗", "gained": "+"}
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def _segments_html(segments: Sequence[Segment], titles: Mapping[str, str]) -> str:
+    tags = {REMOVED: "del", REPLACED: "mark", ADDED: "ins"}
+    out = []
+    for segment in segments:
+        if segment.mark is None:
+            out.append(esc(segment.text))
+        else:
+            tag = tags[segment.mark]
+            out.append(
+                f'<{tag} class="{segment.mark}" title="{esc(titles.get(segment.mark, segment.mark))}">'
+                f"{esc(segment.text)}</{tag}>"
+            )
+    return "".join(out)
+
+
+def _change_summary(variant: Problem) -> str:
+    """What the transformation says it changed, in a few words."""
+    if not variant.lineage:
+        return ""
+    changes = variant.lineage[-1].changes
+    parts = []
+    for entry in changes.get("removed", ()) or ():
+        if entry.get("keyword"):
+            parts.append(f"removed {entry['keyword']!r}")
+        elif entry.get("block"):
+            parts.append(f"removed the {entry['block']} block")
+    if changes.get("old_name") and changes.get("new_name"):
+        parts.append(f"renamed {changes['old_name']} → {changes['new_name']}")
+    return "; ".join(parts)
+
+
+def _pick_samples(samples: Sequence[Sample], limit: int) -> tuple[list[tuple[Sample, int]], int]:
+    """Distinct completions (with how many samples produced each), passing and failing mixed."""
+    groups: Counter[tuple[str, bool, str]] = Counter(
+        (s.completion, s.passed, s.result) for s in samples
+    )
+    first: dict[tuple[str, bool, str], Sample] = {}
+    for s in samples:
+        first.setdefault((s.completion, s.passed, s.result), s)
+    ranked = sorted(groups, key=lambda key: (-groups[key], first[key].index))
+    passing = [key for key in ranked if key[1]]
+    failing = [key for key in ranked if not key[1]]
+    half = (limit + 1) // 2
+    chosen = passing[:half] + failing[: limit - min(half, len(passing))]
+    chosen += passing[half : half + limit - len(chosen)]
+    chosen.sort(key=lambda key: (-groups[key], first[key].index))
+    return [(first[key], groups[key]) for key in chosen], len(groups)
+
+
+def _samples_html(run: Run, task_id: str, limit: int) -> str:
+    samples = run.samples.get(task_id)
+    if not samples:
+        return ""
+    passed = sum(s.passed for s in samples)
+    picked, distinct = _pick_samples(samples, limit)
+    parts = [
+        f'<div class="run"><p><b>{esc(run.model)}</b>, {esc(run.setting)}: {passed}/{len(samples)} passed'
+        f" ({distinct} distinct"
+        + (f", {len(picked)} shown" if len(picked) < distinct else "")
+        + ")</p>"
+    ]
+    for sample, count in picked:
+        verdict = "pass" if sample.passed else "fail"
+        result = "" if sample.passed else f" — {esc(sample.result)}"
+        parts.append(
+            f'<div class="sample"><span class="badge {verdict}">{"passed" if sample.passed else "failed"}</span>'
+            f'<span class="meta"> sample #{sample.index}'
+            + (f" (+{count - 1} identical)" if count > 1 else "")
+            + f"{result}</span><pre>{esc(sample.completion)}</pre></div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _runs_html(runs: Sequence[Run], task_id: str, limit: int) -> str:
+    """Each run's completions of one task, runs side by side."""
+    blocks = [_samples_html(run, task_id, limit) for run in runs]
+    blocks = [b for b in blocks if b]
+    return f'<div class="runs">{"".join(blocks)}</div>' if blocks else ""
+
+
+def _variant_states(run: Run, flips: Mapping[str, Any]) -> dict[str, str]:
+    """Variant task id -> solved/failed (kept), lost or gained, from the flip tables."""
+    original = run.original()
+    states: dict[str, str] = {}
+    for transform, table in flips.items():
+        lost, gained = set(table["lost"]), set(table["gained"])
+        for source, variants in run.variants(transform).items():
+            if source not in original:
+                continue
+            solved = any(original[source])
+            for variant_id in variants:
+                if variant_id in lost:
+                    states[variant_id] = "lost"
+                elif variant_id in gained:
+                    states[variant_id] = "gained"
+                else:
+                    states[variant_id] = "solved" if solved else "failed"
+    return states
+
+
+class _Page:
+    def __init__(
+        self,
+        table: Mapping[str, Any],
+        runs: Sequence[Run],
+        problems: Mapping[str, Problem],
+        critic: Mapping[str, float] | None,
+        completions_per_variant: int,
+    ) -> None:
+        self.table = table
+        self.runs = runs
+        self.problems = problems
+        self.critic = critic
+        self.limit = completions_per_variant
+        flips = {(f["dataset"], f["model"], f["setting"]): f["transforms"] for f in table["flips"]}
+        self.flips = flips
+        self.states = {run.key: _variant_states(run, flips[run.key]) for run in runs}
+        self.anchors: dict[str, str] = {}
+
+    def anchor(self, source: str) -> str:
+        return self.anchors.setdefault(source, f"p{len(self.anchors)}")
+
+    # --- sections -----------------------------------------------------------------------
+
+    def tables(self) -> str:
+        boot = self.table["bootstrap"]
+        out = ['<h2 id="table">pass@k under each transformation</h2>']
+        for (dataset, model), indices in column_groups(self.table):
+            out.append(f"<h3>{esc(dataset)} / {esc(model)}</h3><table><tr><th>Method</th>")
+            out += [f"<th>{esc(column_title(self.table['columns'][i]))}</th>" for i in indices]
+            out.append("<th>problems</th></tr>")
+            for row in self.table["rows"]:
+                if all(row["cells"][i] is None for i in indices):
+                    continue
+                out.append(f"<tr><td>{esc(row['label'])}</td>")
+                for i in indices:
+                    cell = row["cells"][i]
+                    tip = (
+                        f"{cell['problems']} problems; pass@k CI {format_percent(cell['ci_low'])}"
+                        f"-{format_percent(cell['ci_high'])}"
+                        if cell
+                        else "no data"
+                    )
+                    out.append(
+                        f'<td title="{esc(tip)}">{esc(format_cell(cell, row["transform"]))}</td>'
+                    )
+                out.append(f"<td>{esc(problems_counted(row, indices))}</td></tr>")
+            out.append("</table>")
+        out.append(
+            '<p class="note">pass@k in percent. A transformation\'s value is the mean over the problems '
+            "where it applies of the mean over its variants (Drop One: one variant per keyword). In "
+            "parentheses: the change relative to Original on the same problems, with its "
+            f"{100 * boot['confidence']:g}% paired bootstrap interval ({boot['resamples']} resamples, "
+            f"seed {boot['seed']}). Hover a cell for its problem count and the pass@k interval.</p>"
+        )
+        return "".join(out)
+
+    def figures(self) -> str:
+        out = ['<h2 id="plots">Plots</h2>']
+        for (dataset, model), indices in column_groups(self.table):
+            name = f"{dataset} / {model}"
+            out.append(f"<h3>{esc(name)}</h3>")
+            out.append(
+                _figure(
+                    _plots.passk_figure(self.table, indices, f"pass@k per transformation: {name}"),
+                    "pass@k per transformation; error bars: bootstrap interval of the mean over problems.",
+                )
+            )
+            drop = _plots.drop_figure(self.table, indices, f"Relative drop vs Original: {name}")
+            if drop:
+                out.append(
+                    _figure(
+                        drop,
+                        "Relative drop of pass@k vs Original on the same problems (positive = worse); "
+                        "error bars: paired bootstrap interval.",
+                    )
+                )
+            if self.critic is not None:
+                out.append(self._critic_figure(dataset, model, indices))
+        return "".join(out)
+
+    def _critic_figure(self, dataset: str, model: str, indices: Sequence[int]) -> str:
+        panels, missing = [], 0
+        for run in self.runs:
+            if (run.dataset, run.model) != (dataset, model):
+                continue
+            k = min(
+                self.table["columns"][i]["k"]
+                for i in indices
+                if self.table["columns"][i]["setting"] == run.setting
+            )
+            original = run.original()
+            points: dict[str, list[tuple[float, float]]] = {}
+            for transform in run.transforms():
+                if transform == NAME_ONLY:
+                    continue
+                for source, variants in run.variants(transform).items():
+                    if source not in original or len(original[source]) < k:
+                        continue
+                    base = _pass(original[source], k)
+                    for variant_id, outcomes in variants.items():
+                        similarity = self.critic.get(variant_id)
+                        if similarity is None or len(outcomes) < k or math.isnan(similarity):
+                            missing += 1
+                            continue
+                        points.setdefault(transform_label(transform), []).append(
+                            (similarity, 100 * (_pass(outcomes, k) - base))
+                        )
+            panels.append((f"pass@{k} ({run.setting})", points))
+        image = _plots.critic_figure(
+            panels, f"Critic similarity vs pass@k change: {dataset} / {model}"
+        )
+        if image is None:
+            return '<p class="warn">Critic data was given, but none of it names a variant of these results.</p>'
+        caption = "Each point is one variant: its critic similarity to the original against its pass@k minus the original's (percentage points)."
+        if missing:
+            caption += f" {missing} variants have no critic similarity and are not shown."
+        return _figure(image, caption)
+
+    def flip_section(self) -> str:
+        out = [
+            '<h2 id="flips">Flips: solved originally vs under each transformation</h2>',
+            '<p class="note">A problem or variant counts as solved when at least one sample passed. '
+            "Each variant is one pair (Drop One has one per keyword).</p>",
+        ]
+        for run in self.runs:
+            flips = self.flips[run.key]
+            if not flips:
+                continue
+            out.append(f"<h3>{esc(run.dataset)} / {esc(run.model)} / {esc(run.setting)}</h3>")
+            out.append(
+                "<table><tr><th>transformation</th><th>kept solved</th><th>kept failed</th>"
+                "<th>lost</th><th>gained</th></tr>"
+            )
+            for transform in transform_order(flips):
+                f = flips[transform]
+                out.append(
+                    f"<tr><td>{esc(transform_label(transform))}</td><td>{f['kept_solved']}</td>"
+                    f"<td>{f['kept_failed']}</td><td>{len(f['lost'])}</td><td>{len(f['gained'])}</td></tr>"
+                )
+            out.append("</table>")
+            out.append(self._grid(run))
+        return "".join(out)
+
+    def _grid(self, run: Run) -> str:
+        transforms = [t for t in run.transforms() if t in self.flips[run.key]]
+        states = self.states[run.key]
+        original = run.original()
+        out = [
+            '<details><summary>Per-problem flip matrix</summary><div class="body">',
+            '<p class="legend"><span class="s-solved">✓ kept solved</span><span class="s-failed">· kept failed</span>'
+            '<span class="s-lost">✗ lost</span><span class="s-gained">+ gained</span>'
+            '<span class="s-mixed">mixed (several variants)</span></p>',
+            '<table class="grid"><tr><th>problem</th><th>original</th>',
+        ]
+        out += [f"<th>{esc(transform_label(t))}</th>" for t in transforms]
+        out.append("</tr>")
+        for source in sorted(original, key=_natural):
+            solved = any(original[source])
+            out.append(
+                f'<tr><td><a href="#{self.anchor(source)}">{esc(source)}</a></td>'
+                f'<td class="s-{"solved" if solved else "failed"}">{sum(original[source])}/{len(original[source])}</td>'
+            )
+            for transform in transforms:
+                variant_ids = run.variants(transform).get(source, {})
+                counts = Counter(states[v] for v in variant_ids if v in states)
+                if not counts:
+                    out.append('<td class="s-na" title="does not apply">n/a</td>')
+                    continue
+                css = next(iter(counts)) if len(counts) == 1 else "mixed"
+                text = " ".join(
+                    f"{counts[s] if len(variant_ids) > 1 else ''}{STATE_SYMBOLS[s]}"
+                    for s in ("lost", "gained", "solved", "failed")
+                    if counts[s]
+                )
+                title = ", ".join(f"{counts[s]} {s}" for s in counts)
+                out.append(f'<td class="s-{css}" title="{esc(title)}">{esc(text)}</td>')
+            out.append("</tr>")
+        out.append("</table></div></details>")
+        return "".join(out)
+
+    def name_only_section(self) -> str:
+        entries = self.table["name_only"]
+        if not entries:
+            return ""
+        out = [
+            '<h2 id="name-only">Name-only probe</h2>',
+            '<p class="note">Generation from the name block alone (paper appendix 10.8). A problem is '
+            "solvable from its name when at least one name-only sample passed; such names carry "
+            "the solution (or mislead when the original still fails).</p>",
+        ]
+        for entry in entries:
+            out.append(
+                f"<h3>{esc(entry['dataset'])} / {esc(entry['model'])} / {esc(entry['setting'])}: "
+                f"{entry['solvable']} of {len(entry['problems'])} solvable from the name</h3>"
+            )
+            out.append(
+                '<details><summary>Per problem</summary><div class="body"><table><tr><th>problem</th>'
+                "<th>name-only pass@1</th><th>original pass@1</th><th>solvable</th></tr>"
+            )
+            for p in sorted(
+                entry["problems"], key=lambda p: (not p["solvable"], _natural(p["source_task_id"]))
+            ):
+                out.append(
+                    f'<tr><td><a href="#{self.anchor(p["source_task_id"])}">{esc(p["source_task_id"])}</a></td>'
+                    f"<td>{format_percent(p['pass_at_1'])}</td><td>{format_percent(p['original_pass_at_1'])}</td>"
+                    f"<td>{'yes' if p['solvable'] else 'no'}</td></tr>"
+                )
+            out.append("</table></div></details>")
+        return "".join(out)
+
+    def problems_section(self) -> str:
+        out = [
+            '<h2 id="problems">Problems</h2>',
+            '<p class="note">Per problem, collapsed: the original prompt and, per variant, original '
+            'and perturbed side by side. <del class="removed">Removed text</del> comes from the '
+            'transformation\'s recorded spans; <mark class="replaced">replaced text</mark> (a '
+            'renamed function) and <ins class="added">added text</ins> from a token diff. Completions '
+            f"are grouped when identical; at most {self.limit} distinct completions per variant and "
+            "run are shown.</p>",
+        ]
+        by_dataset: dict[str, set[str]] = {}
+        for run in self.runs:
+            by_dataset.setdefault(run.dataset, set()).update(run.source_of.values())
+        for dataset, sources in by_dataset.items():
+            out.append(f"<h3>{esc(dataset)} ({len(sources)} problems)</h3>")
+            runs = [r for r in self.runs if r.dataset == dataset]
+            for source in sorted(sources, key=_natural):
+                out.append(self._problem(source, runs))
+        return "".join(out)
+
+    def _problem(self, source: str, runs: Sequence[Run]) -> str:
+        original = self.problems.get(source)
+        variant_ids: dict[str, str] = {}
+        for run in runs:
+            for task_id, src in run.source_of.items():
+                if src == source and run.transform_of[task_id] != ORIGINAL:
+                    variant_ids[task_id] = run.transform_of[task_id]
+        order = {t: i for i, t in enumerate(transform_order(variant_ids.values()))}
+        ordered = sorted(variant_ids, key=lambda v: (order[variant_ids[v]], _natural(v)))
+        badges = []
+        for run in runs:
+            outcomes = run.original().get(source)
+            if outcomes is not None:
+                css = "pass" if any(outcomes) else "fail"
+                badges.append(
+                    f'<span class="badge {css}">{esc(run.model)} {esc(run.setting)}: {sum(outcomes)}/{len(outcomes)}</span>'
+                )
+            lost = sorted(
+                {
+                    transform_label(variant_ids[v])
+                    for v, s in self.states[run.key].items()
+                    if s == "lost" and v in variant_ids
+                },
+            )
+            if lost:
+                badges.append(f'<span class="badge fail">lost under {esc(", ".join(lost))}</span>')
+        name = f" · {original.entry_point}" if original is not None and original.entry_point else ""
+        out = [
+            f'<details id="{self.anchor(source)}"><summary><b>{esc(source)}</b>{esc(name)} {"".join(badges)}</summary><div class="body">'
+        ]
+        if original is not None:
+            samples = _runs_html(runs, source, self.limit)
+            out.append(
+                f'<details><summary>Original</summary><div class="body"><pre>{esc(original.prompt)}</pre>{samples}</div></details>'
+            )
+        for variant_id in ordered:
+            out.append(self._variant(variant_id, variant_ids[variant_id], original, runs))
+        out.append("</div></details>")
+        return "".join(out)
+
+    def _variant(
+        self, variant_id: str, transform: str, original: Problem | None, runs: Sequence[Run]
+    ) -> str:
+        variant = self.problems.get(variant_id)
+        verdicts = []
+        for run in runs:
+            outcomes = run.samples.get(variant_id)
+            if outcomes:
+                state = self.states[run.key].get(variant_id)
+                css = "pass" if any(s.passed for s in outcomes) else "fail"
+                verdicts.append(
+                    f'<span class="badge {css}">{esc(run.model)} {esc(run.setting)}: '
+                    f"{sum(s.passed for s in outcomes)}/{len(outcomes)}{' ' + esc(state) if state in ('lost', 'gained') else ''}</span>"
+                )
+        summary = _change_summary(variant) if variant is not None else ""
+        similarity = self.critic.get(variant_id) if self.critic else None
+        if similarity is not None:
+            summary += f"{'; ' if summary else ''}critic similarity {similarity:.1f}%"
+        body = []
+        if variant is not None and original is not None:
+            body.append(_side_by_side(original, variant, diff_prompts(original.prompt, variant)))
+        elif variant is not None:
+            body.append(f"<h4>Prompt</h4><pre>{esc(variant.prompt)}</pre>")
+        else:
+            body.append('<p class="note">No problem record for this variant: prompt not shown.</p>')
+        body.append(_runs_html(runs, variant_id, self.limit))
+        return (
+            f"<details><summary>{esc(transform_label(transform))} <code>{esc(variant_id)}</code>"
+            f"{' — ' + esc(summary) if summary else ''} {''.join(verdicts)}</summary>"
+            f'<div class="body">{"".join(body)}</div></details>'
+        )
+
+
+def _pass(outcomes: Sequence[bool], k: int) -> float:
+    from benchmarks.passk import pass_at_k
+
+    return pass_at_k(len(outcomes), sum(outcomes), k)
+
+
+def _figure(image: str, caption: str) -> str:
+    return (
+        f'<figure><img alt="{esc(caption)}" src="data:image/png;base64,{image}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
+
+
+def _side_by_side(original: Problem, variant: Problem, diff: PromptDiff) -> str:
+    changes = variant.lineage[-1].changes if variant.lineage else {}
+    renamed = (
+        f"renamed from {changes['old_name']} to {changes['new_name']}"
+        if changes.get("old_name")
+        else "replaced"
+    )
+    titles = {REMOVED: "removed by the transformation", REPLACED: renamed, ADDED: "added"}
+    warnings = "".join(f'<p class="warn">{esc(w)}</p>' for w in diff.warnings)
+    return (
+        f'{warnings}<div class="sbs"><div><h4>Original</h4><pre>{_segments_html(diff.original, titles)}</pre></div>'
+        f"<div><h4>Perturbed</h4><pre>{_segments_html(diff.variant, titles)}</pre></div></div>"
+    )
+
+
+def render_html(
+    table: Mapping[str, Any],
+    runs: Sequence[Run],
+    problems: Mapping[str, Problem],
+    *,
+    critic: Mapping[str, float] | None = None,
+    completions_per_variant: int = 3,
+    title: str = "boi report",
+) -> str:
+    """The whole report as one HTML document (figures embedded as base64 PNG)."""
+    page = _Page(table, runs, problems, critic, completions_per_variant)
+    samples = sum(len(s) for run in runs for s in run.samples.values())
+    boot = table["bootstrap"]
+    sections = [
+        page.tables(),
+        page.figures(),
+        page.flip_section(),
+        page.name_only_section(),
+        page.problems_section(),
+    ]
+    nav = [("table", "Table"), ("plots", "Plots"), ("flips", "Flips")]
+    if table["name_only"]:
+        nav.append(("name-only", "Name only"))
+    nav.append(("problems", "Problems"))
+    runs_text = ", ".join(f"{r.dataset} / {r.model} / {r.setting}" for r in runs)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        f"<header><h1>{esc(title)}</h1><p>{len(runs)} runs ({esc(runs_text)}); {samples} samples; "
+        f"bootstrap {boot['resamples']} resamples, seed {boot['seed']}</p></header>"
+        "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in nav) + "</nav>"
+        "<main>" + "".join(sections) + "</main></body></html>\n"
+    )

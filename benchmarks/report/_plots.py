@@ -1,0 +1,173 @@
+"""The report's figures as base64 PNG, drawn with matplotlib's Agg backend (no display needed).
+
+matplotlib is imported inside the functions so `import benchmarks` stays fast. Labels come from
+user data (model names, settings); math-text parsing is off so a `$` in a name is just a `$`.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Colour-blind-safe (Okabe-Ito), cycled per bar series / transformation.
+COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> str:
+    plt = _pyplot()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _defined(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)
+
+
+def _bars(
+    labels: Sequence[str],
+    series: Sequence[tuple[str, list[float | None], list[tuple[float | None, float | None]]]],
+    ylabel: str,
+    title: str,
+) -> str:
+    """Grouped bars: one group per label, one bar per series, with interval error bars."""
+    plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 2), 3.6))
+        width = 0.8 / max(1, len(series))
+        for s, (name, values, intervals) in enumerate(series):
+            xs, ys, lows, highs = [], [], [], []
+            for i, (value, (low, high)) in enumerate(zip(values, intervals, strict=True)):
+                if not _defined(value):
+                    continue
+                xs.append(i - 0.4 + width * (s + 0.5))
+                ys.append(value)
+                lows.append(value - low if _defined(low) else 0.0)
+                highs.append(high - value if _defined(high) else 0.0)
+            ax.bar(
+                xs,
+                ys,
+                width,
+                yerr=[lows, highs],
+                capsize=3,
+                label=name,
+                color=COLOURS[s % len(COLOURS)],
+                error_kw={"elinewidth": 1},
+            )
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=30, ha="right")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.axhline(0, color="#444", linewidth=0.8)
+        ax.grid(axis="y", alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        return _png(fig)
+
+
+def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str:
+    """pass@k (percent) per transformation, one bar per column, bootstrap intervals."""
+    rows = [r for r in table["rows"] if any(r["cells"][i] is not None for i in indices)]
+    series = []
+    for i in indices:
+        column = table["columns"][i]
+        cells = [r["cells"][i] for r in rows]
+        series.append(
+            (
+                f"pass@{column['k']} ({column['setting']})",
+                [100 * c["pass_at_k"] if c and _defined(c["pass_at_k"]) else None for c in cells],
+                [
+                    (100 * c["ci_low"], 100 * c["ci_high"])
+                    if c and _defined(c["ci_low"]) and _defined(c["ci_high"])
+                    else (None, None)
+                    for c in cells
+                ],
+            )
+        )
+    return _bars([r["label"] for r in rows], series, "pass@k (%)", title)
+
+
+def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str | None:
+    """Relative drop vs Original (percent, paired) per transformation, with bootstrap intervals."""
+    rows = [
+        r
+        for r in table["rows"]
+        if r["transform"] != "original" and any(r["cells"][i] is not None for i in indices)
+    ]
+    if not rows:
+        return None
+    series = []
+    for i in indices:
+        column = table["columns"][i]
+        cells = [r["cells"][i] for r in rows]
+        series.append(
+            (
+                f"pass@{column['k']} ({column['setting']})",
+                [
+                    100 * c["relative_drop"] if c and _defined(c["relative_drop"]) else None
+                    for c in cells
+                ],
+                [
+                    (100 * c["drop_ci_low"], 100 * c["drop_ci_high"])
+                    if c and _defined(c["drop_ci_low"]) and _defined(c["drop_ci_high"])
+                    else (None, None)
+                    for c in cells
+                ],
+            )
+        )
+    return _bars([r["label"] for r in rows], series, "relative drop vs Original (%)", title)
+
+
+def critic_figure(
+    panels: Sequence[tuple[str, Mapping[str, list[tuple[float, float]]]]], title: str
+) -> str | None:
+    """Scatter of critic similarity vs change in pass@k, one panel per setting.
+
+    `panels`: (panel title, transformation label -> [(similarity %, change in pass@k in points)]).
+    """
+    panels = [(name, points) for name, points in panels if any(points.values())]
+    if not panels:
+        return None
+    import numpy as np
+
+    plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):
+        fig, axes = plt.subplots(
+            1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False, sharey=True
+        )
+        # One colour per transformation across panels.
+        labels = list(dict.fromkeys(label for _, points in panels for label in points))
+        for ax, (name, points) in zip(axes[0], panels, strict=True):
+            xs_all, ys_all = [], []
+            for label, pairs in points.items():
+                if not pairs:
+                    continue
+                s = labels.index(label)
+                xs, ys = zip(*pairs, strict=True)
+                xs_all += xs
+                ys_all += ys
+                ax.scatter(xs, ys, s=14, alpha=0.7, label=label, color=COLOURS[s % len(COLOURS)])
+            subtitle = name
+            if len(xs_all) >= 3 and np.std(xs_all) > 0 and np.std(ys_all) > 0:
+                subtitle += f"  (Pearson r = {np.corrcoef(xs_all, ys_all)[0, 1]:.2f}, {len(xs_all)} variants)"
+            ax.set_title(subtitle, fontsize=9)
+            ax.set_xlabel("critic similarity to the original (%)")
+            ax.axhline(0, color="#444", linewidth=0.8)
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("pass@k change vs original (points)")
+        axes[0][-1].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.suptitle(title, fontsize=10)
+        return _png(fig)
