@@ -1,0 +1,132 @@
+"""How completions are sampled: one frozen config, and the seeds every backend derives from it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from benchmarks.errors import UserError
+
+# Codex-style stops for HumanEval-format prompts: anything at column 0 after the body (a new
+# function, class, main guard, top-level print or comment) ends the completion.
+HUMANEVAL_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#")
+
+DEFAULT_CHAT_INSTRUCTION = (
+    "Complete the following Python function. Reply with the whole function, including its "
+    "signature, in one ```python code block."
+)
+
+# Sample j of a prompt gets seed base + j, where bases of different (seed, prompt) pairs are
+# multiples of SEED_STRIDE. vLLM derives the seeds of the n children of one request as
+# seed + i, so requests for index runs [a, b) of one prompt use seed base + a and no two
+# prompts' seed ranges overlap as long as n < SEED_STRIDE.
+SEED_STRIDE = 1 << 20
+_SEED_HASH_BITS = 40  # base < 2**60: fits every engine's 64-bit seed
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """How to sample completions; every field except `n` is part of the generation cache key."""
+
+    temperature: float = field(
+        default=0.2, metadata={"help": "sampling temperature; 0 means greedy decoding"}
+    )
+    top_p: float = field(
+        default=0.95, metadata={"help": "nucleus sampling mass in (0, 1]; ignored when greedy"}
+    )
+    max_new_tokens: int = field(default=512, metadata={"help": "most tokens generated per sample"})
+    n: int = field(default=1, metadata={"help": "samples per prompt (pass@k needs n >= k)"})
+    seed: int = field(
+        default=0, metadata={"help": "run seed; sample j of a prompt draws from its own seed"}
+    )
+    stop: tuple[str, ...] = field(
+        default=HUMANEVAL_STOP,
+        metadata={"help": "a completion ends before the first of these strings"},
+    )
+    chat: bool = field(
+        default=False,
+        metadata={
+            "help": "send the prompt as a chat message (chat template / chat endpoint) and "
+            "extract the function body from the reply"
+        },
+    )
+    chat_instruction: str = field(
+        default=DEFAULT_CHAT_INSTRUCTION,
+        metadata={"help": "text put before the prompt in the chat message (chat only)"},
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stop, str):
+            raise UserError(
+                f"decoding stop must be a list of strings, not the string {self.stop!r}; "
+                "write it as a list."
+            )
+        object.__setattr__(self, "stop", tuple(self.stop))
+        if not isinstance(self.temperature, int | float) or self.temperature < 0:
+            raise UserError(
+                f"decoding temperature must be 0 (greedy) or more (got {self.temperature!r})."
+            )
+        if not isinstance(self.top_p, int | float) or not 0 < self.top_p <= 1:
+            raise UserError(f"decoding top_p must be in (0, 1] (got {self.top_p!r}).")
+        if not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+            raise UserError(
+                f"decoding max_new_tokens must be a positive integer (got {self.max_new_tokens!r})."
+            )
+        if not isinstance(self.n, int) or not 1 <= self.n < SEED_STRIDE:
+            raise UserError(
+                f"decoding n must be an integer from 1 to {SEED_STRIDE - 1} (got {self.n!r})."
+            )
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise UserError(f"decoding seed must be a non-negative integer (got {self.seed!r}).")
+        for stop in self.stop:
+            if not isinstance(stop, str) or not stop:
+                raise UserError(
+                    f"decoding stop sequences must be non-empty strings (got {stop!r}); remove it."
+                )
+        if self.chat and not self.chat_instruction.strip():
+            raise UserError("decoding chat_instruction is empty; say what the model should do.")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def cache_fields(self) -> dict[str, Any]:
+        """Everything that changes a sample's text (all but `n`), normalised so that settings
+        that cannot differ in output share a key: top_p is irrelevant when greedy, the chat
+        instruction when not chatting."""
+        return {
+            "temperature": float(self.temperature),
+            "top_p": None if self.greedy else float(self.top_p),
+            "max_new_tokens": self.max_new_tokens,
+            "seed": self.seed,
+            "stop": list(self.stop),
+            "chat": self.chat,
+            "chat_instruction": self.chat_instruction if self.chat else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+            for f in fields(self)
+        }
+
+
+def prompt_sha256(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+def base_seed(seed: int, prompt_hash: str) -> int:
+    """The seed of sample 0 of a prompt; sample j uses base_seed + j (see SEED_STRIDE)."""
+    digest = hashlib.sha256(f"boi-sample-seed:{seed}:{prompt_hash}".encode()).digest()
+    return (int.from_bytes(digest[:8], "big") >> (64 - _SEED_HASH_BITS)) * SEED_STRIDE
+
+
+def sample_seed(seed: int, prompt_hash: str, index: int) -> int:
+    """The seed of sample `index` of a prompt: independent of how samples are batched."""
+    return base_seed(seed, prompt_hash) + index
+
+
+def chat_message(prompt: str, decoding: DecodingConfig) -> str:
+    """The user message sent in chat mode: the instruction, then the prompt in a code block."""
+    return f"{decoding.chat_instruction}\n\n```python\n{prompt.rstrip()}\n```"
