@@ -419,6 +419,12 @@ def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
         else:
             kwargs["cpu"] = True
     accelerator = Accelerator(**kwargs)
+    distributed_type = str(accelerator.distributed_type).split(".")[-1]
+    if use_deepspeed and distributed_type != "DEEPSPEED":
+        raise UserError(
+            f"DeepSpeed was asked for but accelerate set up {distributed_type}; remove "
+            "`use_cpu: true` from the accelerate config (the trainer handles CPU ranks itself)."
+        )
     if accelerator.num_processes != world:
         raise UserError(
             f"WORLD_SIZE is {world} but accelerate set up {accelerator.num_processes} process(es); "
