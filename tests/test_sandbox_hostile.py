@@ -236,6 +236,24 @@ for fd in range(3, 64):
 os._exit(0)
 """
     ),
+    # Knows this harness's token format, and looks for the nonce among the interpreter's objects.
+    "forge_verdict_from_interpreter_memory": (
+        "    return 0\n\n"
+        + """
+import gc, hashlib, os, sys
+candidates = [o for o in gc.get_objects() if isinstance(o, bytes) and len(o) == 16]
+frame = sys._getframe()
+while frame is not None:
+    candidates += [v for v in frame.f_locals.values() if isinstance(v, bytes) and len(v) == 16]
+    frame = frame.f_back
+for nonce in candidates:
+    try:
+        os.write(4, hashlib.sha256(b"boi verdict: passed\\0" + nonce).digest() + b"P")
+    except OSError:
+        pass
+os._exit(0)
+"""
+    ),
     "network_connect_localhost": "NETWORK",  # built per test: needs the listener's port
     "write_tmp": toplevel(f"open('/tmp/boi-{MARK}', 'w').write('x')\n"),
     "write_home": "HOME",  # the harness's home, not the sample's

@@ -3,20 +3,22 @@
 Started by `benchmarks.execution._pool` as `python -I _zygote.py CONFIG_JSON JOB_FD RESULT_FD`.
 It imports only the standard library so that a sample sees a plain interpreter.
 
-Once, at start-up, the zygote enters its own mount, network, IPC and UTS namespaces (inside a
-user namespace when not root), mounts a private size-capped tmpfs for scratch space, hides
-/tmp, /var/tmp, /dev/shm and /run behind empty read-only tmpfs mounts and remounts every
-other mount read-only, all inside its own mount namespace. It then reports what it achieved and
-serves jobs, one at a time, over two pipes (4-byte length + JSON).
+Once, at start-up, the zygote enters its own mount, network, IPC, UTS and PID namespaces (inside
+a user namespace when not root) and forks, so that it runs as PID 1 of a namespace holding only
+its samples (the original process stays behind as a shim that dies with the harness). It mounts
+a private size-capped tmpfs for scratch space, hides /tmp, /var/tmp, /dev/shm, /run and
+/sys/fs/cgroup behind empty read-only tmpfs mounts and remounts every other mount read-only,
+all inside its own mount namespace. It then reports what it achieved and serves jobs, one at a
+time, over two pipes (4-byte length + JSON).
 
-Per run (one function-style program, or one stdin/stdout test case) the zygote forks a
-*monitor*, which enters a fresh PID and IPC namespace and forks the *sample* as PID 1 of it.
-The sample joins the worker's cgroups, sets its rlimits, moves to its scratch directory, drops
-to an unprivileged uid with no_new_privs and runs the program. When PID 1 of a namespace exits
-or is killed the kernel kills every other process in it, so nothing the sample started (daemons
-with their own session included) outlives it.
+Per run (one function-style program, or one stdin/stdout test case) the zygote forks the
+sample, which joins the worker's cgroups, sets its rlimits, moves to an empty scratch
+directory, drops to an unprivileged uid with no_new_privs and runs the program. The zygote
+waits with a wall-clock deadline, then sends SIGKILL to every other process of its namespace
+(`kill(-1)` from PID 1), reaps them and wipes the scratch space and System V IPC objects, so
+nothing the sample started (daemons with their own session included) outlives it.
 
-The verdict: before forking the sample the monitor puts a fresh 16-byte nonce into a pipe. The
+The verdict: before forking the sample the zygote puts a fresh 16-byte nonce into a pipe. The
 sample's harness code reads it only after `exec` of the program has returned, and writes
 `sha256(tag + nonce) + b"P"` (or `b"F" + reason`) to the verdict pipe; a run passes only when
 the verdict pipe holds exactly that and the sample then exited cleanly. Exit codes, stdout and
@@ -198,8 +200,9 @@ def _expose(needed: list[str]) -> list[str]:
 
 
 class Zygote:
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, keep_fds: tuple[int, ...] = ()) -> None:
         self.config = config
+        self.keep_fds = keep_fds
         self.report: dict = {"errors": []}
         self.scratch_root: str | None = None
         self.cgroup_fds: list[int] = []
@@ -239,7 +242,6 @@ class Zygote:
         uid = config.get("sandbox_uid")
         self.report["uid_drop"] = bool(root and uid is not None and self._probe_uid(uid))
         self.report["sandbox_uid"] = uid if self.report["uid_drop"] else None
-        self.report["pid_namespace"] = self.report["namespaces"] and self._probe_pid_namespace()
         self.report["scratch_root"] = self.scratch_root
         gc.collect()
         gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
@@ -253,11 +255,15 @@ class Zygote:
                 self.report["errors"].append(f"preload {name}: {err}")
 
     def _enter_namespaces(self, root: bool) -> None:
-        flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+        flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+        if not root:
+            flags |= CLONE_NEWUSER
         uid, gid = os.geteuid(), os.getegid()
         before = os.readlink("/proc/self/ns/mnt")
         try:
-            _check(_libc.unshare(flags | (0 if root else CLONE_NEWUSER)), "unshare")
+            if _libc.unshare(flags) != 0:
+                flags &= ~CLONE_NEWPID  # some containers forbid PID namespaces
+                _check(_libc.unshare(flags), "unshare")
             if not root:
                 with open("/proc/self/setgroups", "w") as handle:
                     handle.write("deny")
@@ -275,6 +281,26 @@ class Zygote:
             return
         self.report["namespaces"] = True
         self.report["network"] = True
+        if flags & CLONE_NEWPID:
+            self._become_pid_one()
+
+    def _become_pid_one(self) -> None:
+        """Fork into the new PID namespace; this process stays behind as a waiting shim.
+
+        The zygote is then PID 1 of a namespace that holds nothing but its samples: after each
+        sample `kill(-1, SIGKILL)` reaches every process the sample left behind, and if the
+        zygote dies the kernel kills them all. The shim dies with the harness (death signal),
+        and the zygote dies with the shim.
+        """
+        child = os.fork()
+        if child != 0:
+            for fd in self.keep_fds:
+                os.close(fd)
+            _, status = os.waitpid(child, 0)
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 0 and os.getpid() == 1:
+            self.report["pid_namespace"] = True
 
     def _setup_filesystem(self) -> None:
         config = self.config
@@ -296,7 +322,7 @@ class Zygote:
             for path in config.get("hide", []):
                 if path == scratch or not os.path.isdir(path) or os.path.islink(path):
                     continue
-                if any(_is_under(p, path) for p in needed):
+                if _is_under(scratch, path) or any(_is_under(p, path) for p in needed):
                     continue
                 _mount(
                     "boi-hidden",
@@ -349,15 +375,6 @@ class Zygote:
             )
         return status == 0
 
-    def _probe_pid_namespace(self) -> bool:
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0 if _libc.unshare(CLONE_NEWPID | CLONE_NEWIPC) == 0 else 1)
-        _, status = os.waitpid(pid, 0)
-        if status != 0:
-            self.report["errors"].append("cannot create PID namespaces")
-        return status == 0
-
     # ---- serving --------------------------------------------------------------------------
 
     def serve(self, job_fd: int, result_fd: int) -> None:
@@ -395,33 +412,10 @@ class Zygote:
         return outcome
 
     def run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
-        self.sequence += 1
-        result_r, result_w = os.pipe()
-        monitor = os.fork()
-        if monitor == 0:
-            code = 1
-            try:
-                os.close(result_r)
-                outcome = self._monitor(job, stdin, timeout, self.sequence)
-                data = json.dumps(outcome).encode()
-                os.write(result_w, struct.pack(">I", len(data)) + data)
-                code = 0
-            except BaseException as err:  # report, never unwind into the zygote's loop
-                try:
-                    msg = json.dumps({"status": "error", "result": f"monitor error: {err!r}"})
-                    os.write(result_w, struct.pack(">I", len(msg)) + msg.encode())
-                except BaseException:
-                    pass
-            finally:
-                os._exit(code)
-        os.close(result_w)
-        outcome = _recv(result_r)
-        os.close(result_r)
-        os.waitpid(monitor, 0)
-        self._kill_cgroup_leftovers()
-        if outcome is None:
-            return {"status": "error", "result": "monitor died without a result"}
-        return outcome
+        try:
+            return self._run_once(job, stdin, timeout)
+        except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
+            return {"status": "error", "result": f"error: sandbox failure ({err})"}
 
     def _kill_cgroup_leftovers(self) -> None:
         # Second line of defence: with PID namespaces this finds nothing.
@@ -437,23 +431,51 @@ class Zygote:
                         pass
                 time.sleep(0.005)
 
-    # ---- the monitor (a fork of the zygote, trusted) ------------------------------------------
+    def _reap(self, child: int) -> None:
+        """Kill and reap every process the sample left behind."""
+        if self.report["pid_namespace"]:
+            if os.getpid() != 1:  # kill(-1) outside our own namespace would hit the machine
+                raise RuntimeError("PID namespace lost")
+            while True:
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                try:
+                    os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+        else:
+            _kill_group(child)
+            self._kill_cgroup_leftovers()
+            while True:
+                try:
+                    if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                        break
+                except ChildProcessError:
+                    break
+        if self.report["namespaces"]:
+            _remove_sysv_ipc()
 
-    def _monitor(self, job: dict, stdin: bytes | None, timeout: float, sequence: int) -> dict:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
+        self.sequence += 1
         pid_ns = bool(self.report["pid_namespace"])
-        if pid_ns:
-            _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWIPC), "unshare pid")
         config = self.config
         uid = self.report["sandbox_uid"]
-        scratch = os.path.join(self.scratch_root, f"s{os.getpid()}-{sequence}")
+        scratch = os.path.join(self.scratch_root, f"s{self.sequence}")
         os.mkdir(scratch, 0o700)
         if uid is not None:
             os.chown(scratch, uid, uid)
-        nonce = os.urandom(NONCE_BYTES)
+        # The nonce lives only in two pipes while the sample runs: the sample's copy of our
+        # memory (it is a fork) holds no Python object with it, and `keep_r` is closed there.
         nonce_r, nonce_w = os.pipe()
-        os.write(nonce_w, nonce)
+        keep_r, keep_w = os.pipe()
+        secret = os.urandom(NONCE_BYTES)
+        os.write(nonce_w, secret)
+        os.write(keep_w, secret)
+        del secret
         os.close(nonce_w)
+        os.close(keep_w)
         verdict_r, verdict_w = os.pipe()
         stdout_fd = self.devnull
         stdin_fd = self.devnull
@@ -474,13 +496,15 @@ class Zygote:
                 os._exit(70)
         os.close(verdict_w)
         os.close(nonce_r)
+        nonce = os.read(keep_r, NONCE_BYTES)
+        os.close(keep_r)
         status, timed_out = _wait(child, started + timeout)
         duration = time.monotonic() - started
-        if not pid_ns:
-            _kill_group(child)
+        self._reap(child)
         verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
         stdout = b""
         if stdin is not None:
+            os.close(stdin_fd)
             os.lseek(stdout_fd, 0, os.SEEK_SET)
             stdout = _read_all(stdout_fd, int(config["max_output_mb"]) * 2**20 + 1)
         _clear_dir(self.scratch_root)
@@ -502,6 +526,7 @@ class Zygote:
         pid_ns: bool,
     ) -> None:
         config = self.config
+        zygote = os.getppid()
         os.setsid()
         for fd in self.cgroup_fds:
             os.write(fd, b"0")  # join this worker's pids/memory cgroups (0 = the writer)
@@ -543,8 +568,8 @@ class Zygote:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        if not pid_ns and os.getppid() == 1:
-            os._exit(71)
+        if not pid_ns and os.getppid() != zygote:
+            os._exit(71)  # the zygote died before the death signal was armed
 
 
 def pass_token(nonce: bytes) -> bytes:
@@ -648,6 +673,26 @@ def _wait(pid: int, deadline: float) -> tuple[int, bool]:
             time.sleep(min(left, 0.002))
 
 
+_IPC_RMID = 0
+_SYSV_REMOVERS = {
+    "shm": lambda ident: _libc.shmctl(ident, _IPC_RMID, None),
+    "sem": lambda ident: _libc.semctl(ident, 0, _IPC_RMID),
+    "msg": lambda ident: _libc.msgctl(ident, _IPC_RMID, None),
+}
+
+
+def _remove_sysv_ipc() -> None:
+    """Delete System V IPC objects a sample left in this worker's own IPC namespace."""
+    for kind, remove in _SYSV_REMOVERS.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as handle:
+                rows = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            remove(int(row.split()[1]))
+
+
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -718,7 +763,7 @@ def main() -> None:
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)  # samples must not import our private modules by accident
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
-    zygote = Zygote(config)
+    zygote = Zygote(config, keep_fds=(job_fd, result_fd))
     report = zygote.setup()
     _send(result_fd, {"ready": True, "report": report})
     zygote.serve(job_fd, result_fd)
