@@ -71,6 +71,7 @@ ins.added{background:#ccf2d1;text-decoration:none}
 .sample{margin:4px 0}
 .sample .meta{font-size:12px;color:#555}
 .grid td{text-align:center;padding:2px 6px;font-size:12px}
+.grid th{position:sticky;top:37px;z-index:1}
 .grid td:first-child{text-align:left}
 .grid a{color:inherit;text-decoration:none}
 .s-solved{background:#dff5e1}.s-failed{background:#eceff2;color:#777}.s-lost{background:#ffc9c2;font-weight:700}.s-gained{background:#c9e1ff;font-weight:700}.s-mixed{background:#ffe9b8}.s-na{color:#aaa}

@@ -49,9 +49,8 @@ def _bootstrap_mean(
     if not values or resamples <= 0:
         return float("nan"), float("nan")
     rng = random.Random(seed)
-    means = sorted(
-        _mean([values[rng.randrange(len(values))] for _ in values]) for _ in range(resamples)
-    )
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
     tail = (1 - confidence) / 2
     low = means[min(len(means) - 1, int(tail * len(means)))]
     high = means[min(len(means) - 1, int((1 - tail) * len(means)))]

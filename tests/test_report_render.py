@@ -1,0 +1,46 @@
+"""The HTML report renders in headless Chromium (skipped where no Chromium is installed)."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from benchmarks.report import build_report
+from tests.report_helpers import catalogue, rows
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "render_report.py"
+
+
+def _render_module():
+    spec = importlib.util.spec_from_file_location("render_report", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+render_report = _render_module()
+pytestmark = pytest.mark.skipif(
+    render_report.find_chromium() is None,
+    reason="no chromium binary (apt-get install chromium)",
+)
+
+
+@pytest.mark.parametrize("expand", [False, True])
+def test_report_renders_to_a_nontrivial_screenshot(tmp_path, expand):
+    import numpy as np
+    from PIL import Image
+
+    problems = catalogue()
+    passes = {task_id: [i % (2 + len(task_id) % 3) == 0 for i in range(6)] for task_id in problems}
+    paths = build_report(
+        rows(problems, passes), problems, {"T=0.2": [1, 5]}, tmp_path, bootstrap=50
+    )
+    png = render_report.render(
+        paths.html, tmp_path / "shot.png", width=1200, height=1600, expand=expand
+    )
+    assert png.stat().st_size > 30_000
+    pixels = np.asarray(Image.open(png).convert("L"), dtype=float)
+    assert pixels.shape == (1600, 1200)
+    # A blank or error page is nearly one colour; the report has text, tables and a plot.
+    assert pixels.std() > 20
+    assert (pixels < 100).mean() > 0.01  # dark text/lines cover a visible fraction
