@@ -213,6 +213,9 @@ def run_table2(
         "distinct_prompts": distinct,
         "seconds": round(time.time() - started, 1),
     }
+    from benchmarks.provenance import run_record
+
+    result["provenance"] = run_record({**asdict(config), "scorer": result["scorer"]})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "table2.json", json.dumps(result, indent=2) + "\n")

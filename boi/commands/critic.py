@@ -8,6 +8,10 @@ challenges, five transformations, with and without the context-aware filter)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from critic.scoring import Scorer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     protocol.add_argument("--seed", type=int, default=0, help="sample and transformation seed")
 
 
-def _scorer(args: argparse.Namespace) -> object:
+def _scorer(args: argparse.Namespace) -> Scorer:
     from critic.scoring import EndpointScorer, EndpointScorerConfig, HFScorer, HFScorerConfig
 
     if args.endpoint:
@@ -94,7 +98,23 @@ def run(args: argparse.Namespace) -> int:
     from critic.annotate import annotate_file, read_perturbed
 
     read_perturbed(args.input)  # bad input fails here, before a model is loaded
-    stats = annotate_file(args.input, args.out, _scorer(args), gate, originals=originals)
+    scorer = _scorer(args)
+    stats = annotate_file(args.input, args.out, scorer, gate, originals=originals)
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from benchmarks.jsonl import write_text_atomic
+    from benchmarks.provenance import run_record
+
+    config = {
+        "scorer": scorer.describe(),
+        "gate": dataclasses.asdict(gate),
+        "originals": args.originals,
+    }
+    meta = run_record(config, {"input": args.input})
+    meta.update(completed=True, stats=dataclasses.asdict(stats))
+    write_text_atomic(Path(f"{args.out}.meta.json"), json.dumps(meta, indent=2) + "\n")
     print(
         f"{stats.scored} records scored ({stats.originals} originals, {stats.accepted} accepted, "
         f"{stats.rejected} rejected), {stats.skipped_existing} already in {args.out}"
