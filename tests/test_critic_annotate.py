@@ -138,6 +138,10 @@ def test_cli_scores_with_a_local_model_folder(perturbed_file, tiny_model_dir, tm
             "model path .* does not exist",
         ),
         (["critic", "{file}"], "--out is required"),
+        (
+            ["critic", "{file}", "--out", "{out}", "--endpoint", "http://127.0.0.1:9/v1"],
+            "needs --model",
+        ),
         (["critic", "{file}", "--out", "{out}", "--min-similarity", "120"], "outside 0-100"),
     ],
 )

@@ -63,6 +63,10 @@ def _scorer(args: argparse.Namespace) -> Scorer:
     from critic.scoring import EndpointScorer, EndpointScorerConfig, HFScorer, HFScorerConfig
 
     if args.endpoint:
+        if args.model == "embedded":
+            from benchmarks.errors import UserError
+
+            raise UserError("--endpoint needs --model NAME, the model name the server expects.")
         return EndpointScorer(
             EndpointScorerConfig(url=args.endpoint, model=args.model, api_key_env=args.api_key_env)
         )
