@@ -320,7 +320,8 @@ class WorkerPool:
     def __init__(self, config: ExecutionConfig) -> None:
         self.config = config
         self.size = config.resolved_workers()
-        self.fallback_scratch = Path(tempfile.mkdtemp(prefix="boi-sandbox-"))
+        _remove_stale_scratch()
+        self.fallback_scratch = Path(tempfile.mkdtemp(prefix=f"boi-sandbox-{os.getpid()}-"))
         self.cgroups = Cgroups(self.size, config)
         self.workers = [_Worker(i, self) for i in range(self.size)]
         self._lock = threading.Lock()
@@ -405,6 +406,17 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _remove_stale_scratch() -> None:
+    """Scratch directories of harnesses that were killed (SIGKILL leaves no time to clean up)."""
+    for path in Path(tempfile.gettempdir()).glob("boi-sandbox-*-*"):
+        try:
+            pid = int(path.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if not _pid_alive(pid):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def calibrate_speed(reference_seconds: float, runs: int = 3) -> float:
