@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "boi.commands.keywords",
         "droppable keywords per problem; fine-tune the KeyBERT embedder",
     ),
+    "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
     "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
     "critic": (
         "boi.commands.critic",

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchmarks.errors import UserError
-from benchmarks.problem import Problem
+from benchmarks.problem import LineageStep, Problem
 from perturb.blocks import split_dataset
 from perturb.keywords import Embedder, KeywordAnalysis, KeywordConfig, analyze_keywords
 from perturb.transforms import (
     CATALOGUE,
+    PROBES,
     TRANSFORMS,
     NotApplicable,
     Transform,
@@ -31,6 +33,10 @@ class PerturbConfig:
     seed: int = 0
     """Run seed; each transformation draws from Random((seed, task id, name))."""
     keywords: KeywordConfig = field(default_factory=KeywordConfig)
+    keep_unchanged: bool = False
+    """Where a transformation does not apply, emit the problem unchanged as its variant (lineage
+    says why), so every transformation covers every problem, as in the paper's tables; its
+    prompt is the original's, so the runner generates it once. Off: no variant."""
 
     def __post_init__(self) -> None:
         for name in self.transforms:
@@ -89,9 +95,23 @@ def run_catalogue(
             outcome = transform(problem, keywords.get(problem.task_id), config.seed)
             if isinstance(outcome, NotApplicable):
                 not_applied.append((problem.task_id, transform.name, outcome.reason))
+                if config.keep_unchanged and transform.name not in PROBES:
+                    variants.append(
+                        unchanged_variant(problem, transform, outcome.reason, config.seed)
+                    )
             else:
                 variants.extend(outcome)
     return CatalogueResult(variants, not_applied, keywords, split.failures)
+
+
+def unchanged_variant(problem: Problem, transform: Transform, reason: str, seed: int) -> Problem:
+    """`problem` as the variant of a transformation that did not apply to it."""
+    step = LineageStep(
+        transform.name, transform.version, transform.params, seed, {"unchanged": reason}
+    )
+    return problem.replace(
+        task_id=f"{problem.task_id}::{transform.name}", lineage=problem.lineage + (step,)
+    )
 
 
 def apply_catalogue(
@@ -102,7 +122,7 @@ def apply_catalogue(
 ) -> list[Problem]:
     """The variants only (see `run_catalogue` for what did not apply and why)."""
     base = config or PerturbConfig()
-    config = PerturbConfig(tuple(transforms), base.anonymous_name, base.seed, base.keywords)
+    config = dataclasses.replace(base, transforms=tuple(transforms))
     return run_catalogue(problems, config, embedder).variants
 
 

@@ -97,6 +97,9 @@ CATALOGUE = (
     "anon_drop_all",
     "anon_drop_examples",
 )
+# Analysis probes: registered like transformations, but not robustness tests (they remove
+# blocks the catalogue never removes together).
+PROBES = ("name_only",)
 
 
 def transform(
@@ -398,3 +401,28 @@ def _drop_each(problem: Problem, keywords: KeywordAnalysis) -> Outcome:
     if not keywords.droppable:
         return NotApplicable(keywords.skipped or "no droppable keyword")
     return [_drop_keywords(problem, [d]) for d in keywords.droppable]
+
+
+@transform("name_only", "1")
+def name_only(problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random) -> Outcome:
+    """Probe (paper appendix 10.8): keep only the prefix and the signature, to see which problems
+    are solvable from the function name alone."""
+    if problem.is_stdio or problem.block("name") is None:
+        return NotApplicable("the problem has no name block")
+    kept = {"prefix", "name"}
+    offset, spans, removed = 0, [], []
+    for block in problem.blocks or ():
+        if block.kind not in kept:
+            spans.append((offset, offset + len(block.text)))
+            removed.append(
+                {
+                    "block": block.kind,
+                    "spans": [[offset, offset + len(block.text)]],
+                    "texts": [block.text],
+                }
+            )
+        offset += len(block.text)
+    prompt, blocks = remove_spans(problem, spans)
+    if not prompt.endswith("\n"):
+        return NotApplicable("the signature does not end a line")
+    return [_with_changes(problem, prompt, blocks, {"removed": removed})]

@@ -9,7 +9,7 @@ from benchmarks.errors import UserError
 from perturb.blocks import split_blocks
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
-from perturb.transforms import CATALOGUE, TRANSFORMS, NotApplicable, get_transform
+from perturb.transforms import CATALOGUE, PROBES, TRANSFORMS, NotApplicable, get_transform
 from tests.golden_transforms import GOLDEN, golden_outputs
 from tests.helpers import run_programs
 from tests.keyword_helpers import tiny_embedder
@@ -18,7 +18,7 @@ TINY = KeywordConfig(code_threshold=0.3, context_threshold=0.9)
 
 
 def test_catalogue_is_registered():
-    assert set(CATALOGUE) == set(TRANSFORMS)
+    assert set(CATALOGUE) | set(PROBES) == set(TRANSFORMS)
 
 
 @pytest.fixture(scope="module")

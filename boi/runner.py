@@ -1,0 +1,457 @@
+"""`boi run`: pass@k under each transformation, end to end.
+
+datasets x transformations x models x decoding settings:
+load -> perturb -> (critic gate) -> generate -> execute -> report, each stage the library
+function of its own command, talking through files in one run directory:
+
+    manifest.json          config, its hash, seeds, input hashes, versions, git, completed
+    problems.jsonl         every variant (and the name-only probe), with lineage
+    not_applied.jsonl      (task, transform, reason) for every transformation that did not apply
+    critic.jsonl           critic scores and gate verdicts (when the critic is on)
+    generations.jsonl      the generation cache (model, prompt hash, decoding, seed, index)
+    results/<model>/<setting>.jsonl   executed samples (append-only, resumable)
+    report/                table.md/.csv/.json, report.html
+
+A rerun of the same config resumes: cached samples are not generated again and executed ones
+not run again. A run directory holding a different config is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.config import from_mapping, load_yaml, to_dict
+from benchmarks.errors import UserError
+from benchmarks.execution import ExecutionConfig
+from benchmarks.generation import BackendSpec, DecodingConfig
+from benchmarks.jsonl import iter_jsonl, write_jsonl, write_text_atomic
+from benchmarks.problem import Problem
+from benchmarks.provenance import config_hash, run_record
+from critic.scoring import HFScorerConfig
+from perturb.keywords import KeywordConfig
+from perturb.transforms import CATALOGUE
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str = "humaneval"
+    """humaneval, mbpp, code_contests, or a HumanEval-format JSONL path."""
+    data: str | None = None
+    """Where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)."""
+    task_ids: tuple[str, ...] = ()
+    """Only these problems (empty: all)."""
+    limit: int | None = None
+    """Only the first N problems (after task_ids)."""
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise UserError(
+                f"datasets[].limit is {self.limit}; use a positive number or leave it out."
+            )
+
+    @property
+    def label(self) -> str:
+        return (
+            Path(self.name).stem
+            if ("/" in self.name or self.name.endswith(".jsonl"))
+            else self.name
+        )
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """One decoding setting and the pass@k reported for it."""
+
+    label: str = "T=0.2"
+    ks: tuple[int, ...] = (1,)
+    decoding: DecodingConfig = field(default_factory=DecodingConfig)
+
+    def __post_init__(self) -> None:
+        if not self.ks or any(k < 1 for k in self.ks):
+            raise UserError(
+                f"settings[{self.label}].ks is {list(self.ks)}; give positive k values such as [1, 100]."
+            )
+
+
+@dataclass(frozen=True)
+class CriticSpec:
+    enabled: bool = False
+    """Score every variant with the LM critic and drop implausible ones before generation."""
+    scorer: HFScorerConfig = field(default_factory=HFScorerConfig)
+    """The critic's causal LM (model: HF id or path; None/embedded = SmolLM2-135M) and batching."""
+    min_similarity: float = 0.0
+    """Variants below this critic similarity (percent) are not generated (0: keep all, score only)."""
+    measure: str = "total"
+    """total or per_token log-probability similarity."""
+
+
+def _paper_settings() -> list[SettingSpec]:
+    return [
+        SettingSpec("T=0.2", (1,), DecodingConfig(temperature=0.2, top_p=0.95, n=10)),
+        SettingSpec("T=0.8", (1, 100), DecodingConfig(temperature=0.8, top_p=0.95, n=100)),
+    ]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `boi run` does; loadable from YAML (`--config`), overridable by flags."""
+
+    out_dir: str = "runs/default"
+    """The run directory."""
+    datasets: list[DatasetSpec] = field(default_factory=lambda: [DatasetSpec()])
+    transforms: tuple[str, ...] = CATALOGUE
+    anonymous_name: str = "func"
+    keep_unchanged: bool = True
+    """A transformation that does not apply to a problem (no droppable keyword, no examples)
+    counts it unchanged, so every row of the table covers the same problems (paper Table 3);
+    identical prompts are generated once. False: such problems are left out of that row."""
+    keywords: KeywordConfig = field(default_factory=KeywordConfig)
+    models: list[BackendSpec] = field(
+        default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
+    )
+    settings: list[SettingSpec] = field(default_factory=_paper_settings)
+    """Paper protocol: pass@1 at T=0.2, pass@100 at T=0.8 (top-p 0.95)."""
+    seeds: tuple[int, ...] = tuple(range(10))
+    """Each setting is sampled once per seed; samples of all seeds are pooled (paper: 10 seeds)."""
+    name_only_probe: bool = True
+    """Also generate from the name block alone (paper appendix 10.8)."""
+    critic: CriticSpec = field(default_factory=CriticSpec)
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    bootstrap: int = 1000
+    """Bootstrap resamples for the confidence intervals of relative drops."""
+    perturb_seed: int = 0
+
+    def __post_init__(self) -> None:
+        from perturb.transforms import get_transform
+
+        for name in self.transforms:
+            get_transform(name)
+        if not self.datasets or not self.models or not self.settings or not self.seeds:
+            raise UserError("the run needs at least one dataset, model, setting and seed.")
+        labels = [s.label for s in self.settings]
+        if len(set(labels)) != len(labels):
+            raise UserError(f"settings labels {labels} repeat; give each setting its own label.")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise UserError(f"seeds {list(self.seeds)} repeat; list each once.")
+        for setting in self.settings:
+            n = setting.decoding.n * len(self.seeds)
+            too_big = [k for k in setting.ks if k > n]
+            if too_big:
+                raise UserError(
+                    f"setting {setting.label}: k={too_big[0]} exceeds the {n} samples per problem (n={setting.decoding.n} x {len(self.seeds)} seeds); raise decoding.n or lower ks."
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        return to_dict(self)
+
+
+BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+
+
+def resolve_config_path(name_or_path: str | None) -> str | None:
+    """A bundled config name (`demo`, `paper`) or a path, as a path."""
+    if (
+        name_or_path
+        and not Path(name_or_path).exists()
+        and (BUNDLED_CONFIGS / f"{name_or_path}.yaml").exists()
+    ):
+        return str(BUNDLED_CONFIGS / f"{name_or_path}.yaml")
+    return name_or_path
+
+
+def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
+    """A RunConfig from YAML (if given) with top-level overrides applied on top."""
+    data = load_yaml(path) if path else {}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return from_mapping(RunConfig, data, where=Path(path).name if path else "config")
+
+
+def model_label(spec: BackendSpec) -> str:
+    name = spec.model or "embedded"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{spec.kind}-{Path(name).name or name}")
+
+
+@dataclass
+class RunOutcome:
+    out_dir: Path
+    table_markdown: str
+    summary_line: str
+    generation: dict[str, Any]
+
+
+class _Stage:
+    """Prints a stage's start and end with its duration (long stages also draw a bar)."""
+
+    def __init__(self, log: Callable[[str], None], timings: dict[str, float]) -> None:
+        self.log, self.timings = log, timings
+
+    def __call__(self, name: str) -> _Stage:
+        self.name = name
+        return self
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+        self.log(f"[boi run] {self.name} ...")
+
+    def __exit__(self, *exc: object) -> None:
+        elapsed = time.perf_counter() - self.start
+        self.timings[self.name] = round(self.timings.get(self.name, 0.0) + elapsed, 2)
+        if exc[0] is None:
+            self.log(f"[boi run] {self.name} done in {elapsed:.1f} s")
+
+
+def _prepare_run_dir(config: RunConfig, out: Path) -> dict[str, Any]:
+    manifest_path = out / "manifest.json"
+    digest = config_hash(config.to_json())
+    if manifest_path.exists():
+        try:
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            raise UserError(
+                f"{manifest_path} is damaged; move the run directory away or pick another --out."
+            ) from None
+        if previous.get("config_hash") != digest:
+            raise UserError(
+                f"{out} holds a run with a different config (hash {previous.get('config_hash')}, now {digest}); use another --out, or the same config to resume."
+            )
+    elif out.exists() and any(out.iterdir()):
+        raise UserError(
+            f"{out} exists and is not a boi run directory; choose an empty or new --out."
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    inputs = {d.label: d.data for d in config.datasets if d.data}
+    manifest = run_record(config.to_json(), inputs)
+    manifest.update({"seeds": list(config.seeds), "completed": False})
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str))
+    return manifest
+
+
+def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    if spec.task_ids:
+        by_id = {p.task_id: p for p in problems}
+        missing = [t for t in spec.task_ids if t not in by_id]
+        if missing:
+            raise UserError(
+                f"dataset {spec.label}: task_ids {missing[:3]} are not in the dataset; check the ids (e.g. 'HumanEval/0')."
+            )
+        problems = [by_id[t] for t in spec.task_ids]
+    return problems[: spec.limit] if spec.limit else problems
+
+
+def _perturb(
+    config: RunConfig, out: Path, log: Callable[[str], None]
+) -> tuple[list[Problem], dict[str, str]]:
+    """All variants of all datasets (+ the name-only probe); problem id -> dataset label."""
+    from benchmarks.loaders import load_benchmark
+    from perturb.catalogue import PerturbConfig, run_catalogue
+
+    transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
+    perturb_config = PerturbConfig(
+        transforms,
+        config.anonymous_name,
+        config.perturb_seed,
+        config.keywords,
+        config.keep_unchanged,
+    )
+    variants: list[Problem] = []
+    dataset_of: dict[str, str] = {}
+    not_applied = []
+    for spec in config.datasets:
+        loaded = load_benchmark(spec.name, spec.data)
+        for issue in loaded.issues:
+            log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
+        result = run_catalogue(_select(loaded.problems, spec), perturb_config)
+        for task_id, reason in result.split_failures.items():
+            log(f"  {spec.label}: skipped {task_id}: {reason}")
+        variants += result.variants
+        dataset_of.update({v.task_id: spec.label for v in result.variants})
+        not_applied += [
+            {"dataset": spec.label, "task_id": t, "transform": n, "reason": r}
+            for t, n, r in result.not_applied
+        ]
+        log(
+            f"  {spec.label}: {len(result.variants)} variants of {len(result.keywords) or len(loaded.problems)} problems; "
+            + ", ".join(f"{row['transform']} {row['variants']}" for row in result.summary())
+        )
+    write_jsonl(
+        out / "problems.jsonl",
+        ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
+    )
+    write_jsonl(out / "not_applied.jsonl", not_applied)
+    return variants, dataset_of
+
+
+def _critic_gate(
+    config: RunConfig, out: Path, variants: list[Problem], log: Callable[[str], None]
+) -> tuple[list[Problem], dict[str, float]]:
+    from benchmarks.report import critic_similarities
+    from critic.annotate import annotate_file
+    from critic.scoring import HFScorer
+    from critic.similarity import PlausibilityGate
+
+    scored = [v for v in variants if v.transform != "name_only"]
+    write_jsonl(out / "critic_input.jsonl", (v.to_json() for v in scored))
+    scorer = HFScorer(config.critic.scorer)
+    gate = PlausibilityGate(
+        min_similarity=config.critic.min_similarity, measure=config.critic.measure
+    )
+    annotate_file(
+        out / "critic_input.jsonl", out / "critic.jsonl", scorer, gate, log=lambda m: log("  " + m)
+    )
+    measure = "similarity" if config.critic.measure == "total" else "similarity_per_token"
+    similarity = critic_similarities(out / "critic.jsonl", measure)
+    rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
+    if rejected:
+        log(
+            f"  critic gate: {len(rejected)} variants below {config.critic.min_similarity}% similarity are not generated (see critic.jsonl)"
+        )
+    return [v for v in variants if v.task_id not in rejected], similarity
+
+
+def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> RunOutcome:
+    """Run (or resume) the whole experiment; returns where the report is and its table."""
+    from benchmarks.execution import execute_samples
+    from benchmarks.generation import generate_samples, load_backend
+    from benchmarks.report import build_report
+
+    out = Path(config.out_dir)
+    manifest = _prepare_run_dir(config, out)
+    timings: dict[str, float] = {}
+    stage = _Stage(log, timings)
+
+    with stage("perturb"):
+        variants, dataset_of = _perturb(config, out, log)
+    similarity: dict[str, float] = {}
+    if config.critic.enabled:
+        with stage("critic"):
+            variants, similarity = _critic_gate(config, out, variants, log)
+    problems = {v.task_id: v for v in variants}
+    prompts = {v.task_id: v.prompt for v in variants}
+
+    results: list[dict[str, Any]] = []
+    generation_totals: dict[str, int] = {
+        "requested_samples": 0,
+        "unique_samples": 0,
+        "cache_hits": 0,
+        "generated": 0,
+        "empty": 0,
+    }
+    for spec in config.models:
+        label = model_label(spec)
+        with stage(f"load {label}"):
+            backend = load_backend(spec)
+        for setting in config.settings:
+            samples = []
+            for seed_index, seed in enumerate(config.seeds):
+                decoding = dataclasses.replace(setting.decoding, seed=seed)
+                with stage(f"generate {label} {setting.label} seed {seed}"):
+                    outcome = generate_samples(
+                        backend, prompts, decoding, out / "generations.jsonl"
+                    )
+                log(f"  {outcome.summary()}")
+                for key in generation_totals:
+                    generation_totals[key] += (
+                        len(outcome.empty) if key == "empty" else getattr(outcome, key)
+                    )
+                for task_id, completions in outcome.completions.items():
+                    problem = problems[task_id]
+                    for index, completion in enumerate(completions):
+                        samples.append({
+                            "task_id": task_id, "completion": completion, "dataset": dataset_of[task_id], "model": label,
+                            "setting": setting.label, "seed": seed, "sample_index": seed_index * decoding.n + index,
+                            "source_task_id": problem.source_task_id, "transform": problem.transform,
+                        })  # fmt: skip
+            if generation_totals["empty"]:
+                log(
+                    f"  warning: {generation_totals['empty']} completions from {label} are empty after post-processing; they count as failures"
+                )
+            results_path = out / "results" / label / f"{_slug(setting.label)}.jsonl"
+            with stage(f"execute {label} {setting.label}"):
+                report = execute_samples(
+                    problems,
+                    samples,
+                    config.execution,
+                    results_path,
+                    progress=_progress_bar(len(samples), f"execute {setting.label}"),
+                )
+            log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
+            results += report.results
+
+    with stage("report"):
+        ks_by_setting = {s.label: list(s.ks) for s in config.settings}
+        paths = build_report(
+            results,
+            problems,
+            ks_by_setting,
+            out / "report",
+            critic=similarity or None,
+            bootstrap=config.bootstrap,
+            seed=config.perturb_seed,
+            title=f"boi run {out.name}",
+        )
+        table = Path(paths.table_md).read_text(encoding="utf-8")
+    manifest.update(
+        {
+            "completed": True,
+            "timings_s": timings,
+            "generation": generation_totals,
+            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
+        }
+    )
+    write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    summary = _summary_line(out, results, generation_totals)
+    return RunOutcome(out, table, summary, generation_totals)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)
+
+
+def _progress_bar(total: int, description: str) -> Callable[[int, int], None]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=description, unit="sample", leave=False)
+
+    def update(done: int, total: int) -> None:
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def _summary_line(out: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]) -> str:
+    by_transform: dict[str, list[bool]] = {}
+    for row in results:
+        by_transform.setdefault(row["transform"], []).append(bool(row["passed"]))
+    rates = {t: sum(v) / len(v) for t, v in by_transform.items() if v}
+    original = rates.get("original")
+    worst = min(
+        ((r, t) for t, r in rates.items() if t not in ("original", "name_only")), default=None
+    )
+    parts = [
+        f"{len(results)} samples executed",
+        f"{generation['generated']} generated ({generation['cache_hits']} from cache)",
+    ]
+    if original is not None:
+        parts.append(f"pass rate original {original:.1%}")
+    if worst is not None:
+        parts.append(f"worst {worst[1]} {worst[0]:.1%}")
+    return f"boi run: {', '.join(parts)}; report: {out / 'report' / 'report.html'}"
+
+
+def read_results(out_dir: str | Path) -> list[dict[str, Any]]:
+    """Every executed sample of a run directory."""
+    return [
+        obj
+        for path in sorted(Path(out_dir, "results").rglob("*.jsonl"))
+        for _, obj in iter_jsonl(path, tolerate_torn_tail=True)
+    ]
