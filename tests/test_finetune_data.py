@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from finetune_helpers import make_tiny_model, toy_examples
 
 from benchmarks.errors import UserError
 from benchmarks.problem import LineageStep, Problem
@@ -18,6 +17,7 @@ from finetune.data import (
     resolve_pad_token_id,
     tokenize_example,
 )
+from tests.finetune_helpers import make_tiny_model, toy_examples
 
 
 def _problem(k: int, solution: str | None = "    return x\n") -> Problem:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from finetune_helpers import run_python, toy_examples, write_toy_run
 
 from benchmarks.errors import UserError
 from finetune.config import load_config
+from tests.finetune_helpers import run_python, toy_examples, write_toy_run
 
 # Kills the training process (SIGKILL, no clean-up) while it is renaming the step-6 checkpoint
 # into place, i.e. after the step-4 checkpoint is complete and the step-6 one is half done.

@@ -6,7 +6,8 @@ import json
 import socket
 
 import pytest
-from finetune_helpers import REPO, run_python, toy_examples, write_toy_run
+
+from tests.finetune_helpers import REPO, run_python, toy_examples, write_toy_run
 
 
 def _free_port() -> int:
