@@ -1,14 +1,15 @@
 """Before / NA / A comparison in the layout of the paper's Table 4.
 
-`format_table4` lays out pass@k per transformation for the model before fine-tuning and the two
-fine-tuned ones. `compare_models` is to evaluate the three models through the experiment runner
-(`boi run`); until the runner is in this checkout it says so instead of guessing.
+`compare_models` evaluates the model before fine-tuning and the two fine-tuned ones (NA, A)
+under the transformation catalogue through the experiment runner (`boi run`, its YAML config
+for datasets, settings and seeds), then `format_table4` lays out pass@k per transformation.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from benchmarks.errors import UserError
 
@@ -50,13 +51,74 @@ def format_table4(
     return "\n".join(rows)
 
 
+def table4_scores(
+    results: Sequence[Mapping[str, Any]], labels: Mapping[str, str], ks: Sequence[int], setting: str
+) -> dict[str, dict[str, dict[int, float]]]:
+    """pass@k per model (before / NA / A) and transformation from executed samples.
+
+    `results` are `boi run` rows (model, setting, transform, task_id, passed); `labels` maps the
+    runner's model label to before / NA / A.
+    """
+    from benchmarks.passk import mean_pass_at_k
+
+    outcomes: dict[tuple[str, str], dict[str, list[bool]]] = {}
+    for row in results:
+        if row["setting"] != setting or row["model"] not in labels:
+            continue
+        key = (labels[row["model"]], row["transform"])
+        outcomes.setdefault(key, {}).setdefault(row["task_id"], []).append(bool(row["passed"]))
+    scores: dict[str, dict[str, dict[int, float]]] = {m: {} for m in MODELS}
+    for (model, transform), by_task in outcomes.items():
+        means = mean_pass_at_k(by_task, ks)
+        scores[model][transform] = {k: means[f"pass@{k}"] for k in ks if f"pass@{k}" in means}
+    return scores
+
+
 def compare_models(before: str, na: str, a: str, config: str | None, out: str) -> str:
-    """Evaluate the three models under the catalogue with the runner; the Table 4 text."""
-    if importlib.util.find_spec("boi.runner") is None:
-        raise UserError(
-            "boi finetune compare needs the experiment runner (boi run), which this checkout does "
-            f"not have yet; evaluate {before}, {na} and {a} with it once it lands."
-        )
-    raise UserError(  # pragma: no cover - replaced when the runner's API exists
-        "the experiment runner is present but finetune.compare is not wired to it yet."
+    """Evaluate the three models under the catalogue with `boi run`; Table 4 per setting.
+
+    The runner labels models by folder name, so the three models are linked under
+    `out/models/{before,NA,A}` and the run itself goes to `out/run` (resumable like any run).
+    """
+    from benchmarks.jsonl import write_text_atomic
+    from benchmarks.models import resolve_model
+    from boi.runner import (
+        load_run_config,
+        model_label,
+        read_results,
+        resolve_config_path,
+        run_experiment,
     )
+
+    out_dir = Path(out)
+    links = out_dir / "models"
+    links.mkdir(parents=True, exist_ok=True)
+    specs = []
+    for name, model in zip(MODELS, (before, na, a), strict=True):
+        target = Path(resolve_model(model)).resolve()
+        if not (target / "config.json").is_file():
+            raise UserError(
+                f"{model} ({name}) is not a local model folder with config.json; pass one."
+            )
+        link = links / name
+        if link.is_symlink() and link.resolve() != target:
+            raise UserError(
+                f"{out_dir} compares other models ({name} was {link.resolve()}); choose another --out."
+            )
+        if not link.is_symlink():
+            link.symlink_to(target, target_is_directory=True)
+        specs.append({"kind": "hf", "model": str(link)})
+    run_config = load_run_config(
+        resolve_config_path(config or "demo"), {"models": specs, "out_dir": str(out_dir / "run")}
+    )
+    outcome = run_experiment(run_config)
+    labels = {model_label(spec): name for spec, name in zip(run_config.models, MODELS, strict=True)}
+    results = read_results(out_dir / "run")
+    transforms = [t for t in run_config.transforms if any(r["transform"] == t for r in results)]
+    sections = []
+    for setting in run_config.settings:
+        scores = table4_scores(results, labels, setting.ks, setting.label)
+        sections.append(f"### {setting.label}\n\n" + format_table4(scores, transforms, setting.ks))
+    text = "\n\n".join(sections)
+    write_text_atomic(out_dir / "table4.md", text + "\n")
+    return f"{text}\n\n{outcome.summary_line}\ntable: {out_dir / 'table4.md'}"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from benchmarks.errors import UserError
-from finetune.compare import format_table4
+from finetune.compare import format_table4, table4_scores
 
 
 def test_table4_layout_before_then_na_slash_a_per_k():
@@ -27,10 +25,68 @@ def test_table4_layout_before_then_na_slash_a_per_k():
         format_table4({"before": {}}, ["original"], [1])
 
 
-@pytest.mark.skipif(importlib.util.find_spec("boi.runner") is not None, reason="runner present")
-def test_compare_says_the_runner_is_missing(tmp_path, capsys):
+def test_scores_from_runner_rows_pool_samples_per_task():
+    rows = [
+        {
+            "model": "hf-before",
+            "setting": "T=0.2",
+            "transform": "original",
+            "task_id": "t1",
+            "passed": True,
+        },
+        {
+            "model": "hf-before",
+            "setting": "T=0.2",
+            "transform": "original",
+            "task_id": "t1",
+            "passed": False,
+        },
+        {
+            "model": "hf-before",
+            "setting": "T=0.2",
+            "transform": "original",
+            "task_id": "t2",
+            "passed": False,
+        },
+        {
+            "model": "hf-before",
+            "setting": "T=0.2",
+            "transform": "original",
+            "task_id": "t2",
+            "passed": False,
+        },
+        {
+            "model": "hf-NA",
+            "setting": "T=0.2",
+            "transform": "anonymize",
+            "task_id": "t1",
+            "passed": True,
+        },
+        {
+            "model": "hf-A",
+            "setting": "T=0.8",
+            "transform": "anonymize",
+            "task_id": "t1",
+            "passed": True,
+        },
+        {
+            "model": "hf-other",
+            "setting": "T=0.2",
+            "transform": "original",
+            "task_id": "t1",
+            "passed": True,
+        },
+    ]
+    labels = {"hf-before": "before", "hf-NA": "NA", "hf-A": "A"}
+    scores = table4_scores(rows, labels, [1, 2], "T=0.2")
+    assert scores["before"]["original"] == {1: 0.25, 2: 0.5}
+    assert scores["NA"]["anonymize"] == {1: 1.0}  # one sample: pass@2 undefined
+    assert scores["A"] == {}
+
+
+def test_compare_refuses_a_model_that_is_not_a_local_folder(tmp_path, capsys):
     from boi.cli import main
 
-    code = main(["finetune", "compare", "--na", "x", "--a", "y", "--out", str(tmp_path)])
+    code = main(["finetune", "compare", "--na", "gpt2", "--a", "gpt2", "--out", str(tmp_path)])
     assert code == 2
-    assert "needs the experiment runner" in capsys.readouterr().err
+    assert "is not a local model folder" in capsys.readouterr().err

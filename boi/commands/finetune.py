@@ -72,12 +72,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare = sub.add_parser(
         "compare",
         help="evaluate before / NA / A models under the catalogue (paper Table 4)",
-        description="Needs the experiment runner (boi run).",
+        description="Runs `boi run` on the three models (linked as before/NA/A under OUT/models, "
+        "the run in OUT/run, resumable) and prints Table 4 per decoding setting.",
     )
     compare.add_argument("--before", default="embedded", help="the model before fine-tuning")
     compare.add_argument("--na", required=True, help="model folder fine-tuned without augmentation")
     compare.add_argument("--a", required=True, help="model folder fine-tuned with augmentation")
-    compare.add_argument("--config", help="boi run config (benchmark, ks, samples, decoding)")
+    compare.add_argument(
+        "--config",
+        help="boi run config: datasets, transforms, settings (ks), seeds; a path or demo / paper "
+        "(default: demo); its models and out_dir are replaced",
+    )
     compare.add_argument("--out", required=True, help="output folder")
 
 
