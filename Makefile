@@ -14,7 +14,7 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/boi models prepare
-	$(BIN)/boi blocks humaneval --out runs/demo/humaneval_blocks.jsonl
+	$(BIN)/boi run --config demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
