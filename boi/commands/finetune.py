@@ -1,11 +1,7 @@
-"""Augmented fine-tuning (paper section 6): build the training data (NA: originals, A: originals
-plus the transformation catalogue's variants), train with Accelerate (+ DeepSpeed ZeRO-3), and
-compare before / NA / A on the evaluation benchmark.
-
-  boi finetune build-data mbpp=PATH --flavour A --out data/mbpp_A.jsonl
-  boi finetune train --config cfg.yaml [--learning-rate 3e-5 ...]
-  torchrun --nproc_per_node N -m boi.cli finetune train --config cfg.yaml --deepspeed finetune/configs/ds_zero3.json
-"""
+"""Augmented fine-tuning (paper section 6): build-data writes training examples (NA: the
+originals, A: plus the transformation catalogue's variants), train fine-tunes with Accelerate
+(+ DeepSpeed ZeRO-3 under torchrun or accelerate launch; see the README), compare evaluates
+before / NA / A through boi run in the layout of the paper's Table 4."""
 
 from __future__ import annotations
 
