@@ -19,6 +19,13 @@ from typing import Any
 from benchmarks.errors import UserError
 
 
+def _umask_mode() -> int:
+    """The mode a newly created file gets (mkstemp's temporary files are 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -109,6 +116,7 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]])
                 count += 1
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -124,6 +132,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -73,7 +73,7 @@ class KeywordConfig:
     """sentence-transformers model name or path; `embedded` = all-MiniLM-L6-v2 from the wheel."""
     anchors: tuple[str, ...] = ("Python", "Programming", "Code", "Variable")
     """Words that define 'code-related' (paper section 5.2)."""
-    code_threshold: float = 0.25
+    code_threshold: float = 0.3
     """Minimum cosine similarity to some anchor for a candidate to count as code-related."""
     context_threshold: float = 0.6
     """A context token above this similarity makes the candidate recoverable (strictly above)."""
@@ -213,7 +213,8 @@ class KeywordDecision:
     droppable: bool
     rule: str
     """`context`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
-    `no_context`, `not_in_keyword_blocks`, `overlaps_keyword`."""
+    `no_context`, `overlaps_keyword`, `not_a_whole_word` (the n-gram is only part of a word in
+    the text, e.g. `negative` in "non-negative" or `max` in `max_element`)."""
     context_token: str | None = None
     context_similarity: float | None = None
     occurrences: tuple[Occurrence, ...] = ()
@@ -464,7 +465,7 @@ def _decide(
     }
     occurrences = _occurrences(doc.problem.prompt, doc.spans, keyword)
     if not occurrences:
-        return KeywordDecision(**base, droppable=False, rule="not_in_keyword_blocks")
+        return KeywordDecision(**base, droppable=False, rule="not_a_whole_word")
     if anchor_sims[best] < config.code_threshold:
         return KeywordDecision(**base, droppable=False, rule="code_filter")
     context_token, context_similarity = None, None

