@@ -40,7 +40,9 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, hint):
             return value
         if not isinstance(value, Mapping):
-            raise UserError(f"{where} must be a mapping of {hint.__name__} fields, not {type(value).__name__}.")
+            raise UserError(
+                f"{where} must be a mapping of {hint.__name__} fields, not {type(value).__name__}."
+            )
         return from_mapping(hint, value, where)
     if origin in (list, tuple) or hint in (list, tuple):
         if isinstance(value, str) or not isinstance(value, list | tuple):
@@ -50,7 +52,10 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
         elif origin is tuple and args:
             if len(args) != len(value):
                 raise UserError(f"{where} must have {len(args)} items, not {len(value)}.")
-            return tuple(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True)))
+            return tuple(
+                _convert(v, a, f"{where}[{i}]")
+                for i, (v, a) in enumerate(zip(value, args, strict=True))
+            )
         else:
             item = args[0] if args else Any
         items = [_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -75,7 +80,9 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
     kwargs = {}
     for key, value in data.items():
         if key not in fields:
-            raise UserError(f"{where}.{key} is not a config key{suggest(str(key), fields)}; known keys: {', '.join(fields)}.")
+            raise UserError(
+                f"{where}.{key} is not a config key{suggest(str(key), fields)}; known keys: {', '.join(fields)}."
+            )
         kwargs[key] = _convert(value, hints[key], f"{where}.{key}")
     try:
         return cls(**kwargs)
@@ -95,7 +102,9 @@ def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark else ""
-        raise UserError(f"{path}{line} is not valid YAML ({getattr(err, 'problem', err)}); fix the syntax.") from None
+        raise UserError(
+            f"{path}{line} is not valid YAML ({getattr(err, 'problem', err)}); fix the syntax."
+        ) from None
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text; re-encode it.") from None
     if loaded is None:
