@@ -31,7 +31,7 @@ from benchmarks.config import from_mapping, load_yaml, to_dict
 from benchmarks.errors import UserError
 from benchmarks.execution import ExecutionConfig
 from benchmarks.generation import BackendSpec, DecodingConfig
-from benchmarks.jsonl import iter_jsonl, write_jsonl, write_text_atomic
+from benchmarks.jsonl import write_jsonl, write_text_atomic
 from benchmarks.problem import Problem
 from benchmarks.provenance import config_hash, run_record
 from critic.scoring import HFScorerConfig
@@ -406,7 +406,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
         }
     )
     write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=2, default=str))
-    summary = _summary_line(out, results, generation_totals)
+    summary = _summary_line(out, Path(paths.table_json), results, generation_totals)
     return RunOutcome(out, table, summary, generation_totals)
 
 
@@ -420,38 +420,35 @@ def _progress_bar(total: int, description: str) -> Callable[[int, int], None]:
     bar = tqdm(total=total, desc=description, unit="sample", leave=False)
 
     def update(done: int, total: int) -> None:
-        bar.n = done
-        bar.refresh()
+        bar.update(done - bar.n)  # update() respects tqdm's redraw interval; refresh() would not
         if done >= total:
             bar.close()
 
     return update
 
 
-def _summary_line(out: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]) -> str:
-    by_transform: dict[str, list[bool]] = {}
-    for row in results:
-        by_transform.setdefault(row["transform"], []).append(bool(row["passed"]))
-    rates = {t: sum(v) / len(v) for t, v in by_transform.items() if v}
-    original = rates.get("original")
-    worst = min(
-        ((r, t) for t, r in rates.items() if t not in ("original", "name_only")), default=None
-    )
+def _summary_line(
+    out: Path, table_json: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]
+) -> str:
+    """One line: what ran, and the first column's Original vs worst transformation."""
+    table = json.loads(table_json.read_text(encoding="utf-8"))
     parts = [
         f"{len(results)} samples executed",
         f"{generation['generated']} generated ({generation['cache_hits']} from cache)",
     ]
-    if original is not None:
-        parts.append(f"pass rate original {original:.1%}")
-    if worst is not None:
-        parts.append(f"worst {worst[1]} {worst[0]:.1%}")
+    if table["columns"]:
+        column = table["columns"][0]
+        values = {
+            row["transform"]: row["cells"][0]
+            for row in table["rows"]
+            if row["cells"][0].get("pass_at_k") is not None
+        }
+        original = values.get("original", {}).get("pass_at_k")
+        perturbed = {t: c for t, c in values.items() if t not in ("original", "name_only")}
+        label = f"pass@{column['k']} {column['dataset']}/{column['model']}/{column['setting']}"
+        if original is not None and perturbed:
+            worst = min(perturbed, key=lambda t: perturbed[t]["pass_at_k"])
+            parts.append(
+                f"{label}: original {100 * original:.1f}, worst {worst} {100 * perturbed[worst]['pass_at_k']:.1f}"
+            )
     return f"boi run: {', '.join(parts)}; report: {out / 'report' / 'report.html'}"
-
-
-def read_results(out_dir: str | Path) -> list[dict[str, Any]]:
-    """Every executed sample of a run directory."""
-    return [
-        obj
-        for path in sorted(Path(out_dir, "results").rglob("*.jsonl"))
-        for _, obj in iter_jsonl(path, tolerate_torn_tail=True)
-    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -11,6 +10,7 @@ from pathlib import Path
 from benchmarks.errors import UserError
 from benchmarks.jsonl import write_text_atomic
 from benchmarks.problem import Problem
+from benchmarks.provenance import file_sha256
 from finetune.data import build_training_examples, save_datasets_folder, write_training_examples
 
 
@@ -23,7 +23,7 @@ def _load_source(spec: str, limit: int) -> tuple[list[Problem], dict[str, str | 
     source_path = path or (name if Path(name).exists() else None)
     digest = None
     if source_path and Path(source_path).is_file():
-        digest = hashlib.sha256(Path(source_path).read_bytes()).hexdigest()
+        digest = file_sha256(source_path)
     return problems, {"source": spec, "problems": len(problems), "sha256": digest}
 
 

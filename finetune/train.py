@@ -23,7 +23,6 @@ renamed into it, so a crash never leaves a half-written one in place of a good o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -37,6 +36,7 @@ from typing import Any
 
 from benchmarks.errors import UserError
 from benchmarks.jsonl import dumps, iter_jsonl, write_jsonl, write_text_atomic
+from benchmarks.provenance import file_sha256, package_versions
 from finetune.config import TrainConfig
 from finetune.data import (
     Skipped,
@@ -227,14 +227,6 @@ def _learning_rate(config: TrainConfig, step: int, total_steps: int) -> float:
 # --- output directory, checkpoints, export ----------------------------------------------------
 
 
-def _file_sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check_output_dir(output_dir: Path, identity: str, config_json: dict[str, Any]) -> bool:
     """True when `output_dir` holds this same run (resume); False when it is new or empty.
 
@@ -362,18 +354,6 @@ class _ResumableLog:
         self._handle.close()
 
 
-def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    versions = {"python": sys.version.split()[0]}
-    for package in ("torch", "transformers", "accelerate", "deepspeed", "boi"):
-        try:
-            versions[package] = md.version(package)
-        except md.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions
-
-
 def _sharding_info(accelerator: Any, model: Any) -> dict[str, Any]:
     """Parameter counts: total, and what this process holds (a ZeRO-3 shard or everything)."""
     total = local = 0
@@ -445,7 +425,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             f"Training data {config.data} does not exist; run boi finetune build-data first."
         )
     output_dir = Path(config.output_dir)
-    identity = config.identity(_file_sha256(config.data))
+    identity = config.identity(file_sha256(config.data))
     resuming = check_output_dir(output_dir, identity, config.to_json())
 
     accelerator, accumulation = _make_accelerator(config)
@@ -655,7 +635,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         "resumed_from": str(checkpoint) if checkpoint else None,
         "seconds_this_session": round(seconds, 2),
         "seconds_per_step": round(seconds / steps_this_session, 4) if steps_this_session else None,
-        "data": {**data_info, "path": str(config.data), "sha256": _file_sha256(config.data)},
+        "data": {**data_info, "path": str(config.data), "sha256": file_sha256(config.data)},
         "distributed": {
             "num_processes": accelerator.num_processes,
             "distributed_type": str(accelerator.distributed_type).split(".")[-1],
@@ -666,7 +646,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             * accelerator.num_processes,
             **sharding,
         },
-        "versions": _versions(),
+        "versions": package_versions(),
         "git_commit": _git_commit(),
     }
     if accelerator.is_main_process:

@@ -77,21 +77,23 @@ def run(args: argparse.Namespace) -> int:
 
     source = Path(args.source)
     critic_path = Path(args.critic) if args.critic else None
+    results_paths: list[Path]
     if source.is_dir():
-        results_path = source / "results.jsonl"
+        # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
+        results_paths = sorted((source / "results").rglob("*.jsonl")) or [source / "results.jsonl"]
         problems_path = Path(args.problems) if args.problems else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
         out = Path(args.out) if args.out else source / "report"
     else:
-        results_path = source
+        results_paths = [source]
         if not args.problems:
             raise UserError(
                 f"{source} is a results file; pass the problems it was generated from with --problems FILE."
             )
         problems_path = Path(args.problems)
         out = Path(args.out) if args.out else source.parent / "report"
-    results = read_results(results_path)
+    results = [row for path in results_paths for row in read_results(path)]
     problems = {p.task_id: p for p in read_problems(problems_path)}
     fewest: dict[str, int] = {}
     counts: dict[tuple[str, str, str, str], int] = {}
