@@ -1,12 +1,13 @@
 """Keyword extraction + the full catalogue: batched (ours) vs a naive per-problem baseline.
 
-Both run in this one process on the same problems with the embedded all-MiniLM-L6-v2:
+One command runs both, side by side, on the same problems with the embedded all-MiniLM-L6-v2,
+each phase in its own child process (so its peak memory is its own):
 - batched: `run_catalogue` over the whole dataset (KeyBERT called once with precomputed
   embeddings, each distinct string embedded once);
 - naive: KeyBERT called per problem and the filters embedding the problem's words per problem
   (a fresh embedding cache for every problem), then the same transformations.
-It checks the two produce the same variants and keyword decisions, and reports times, the
-ratio and peak memory (ru_maxrss, and tracemalloc's Python-heap peak per phase).
+Each child loads the model and warms it up outside its timing. The parent checks that both
+produce the same variants and keyword decisions, and reports times, the ratio and peak RSS.
 
     .venv/bin/python scripts/bench_keywords.py [--data-mbpp PATH] [--limit N]
 """
@@ -17,32 +18,26 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from benchmarks.loaders import load_benchmark  # noqa: E402
-from perturb.catalogue import PerturbConfig, run_catalogue  # noqa: E402
-from perturb.keywords import CachedEmbedder, load_sentence_transformer  # noqa: E402
+SCORES = ("keybert_score", "anchor_similarity", "context_similarity")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--data-mbpp",
-        default=str(Path(__file__).resolve().parents[2] / "shared/data/mbpp/mbpp.jsonl"),
-    )
-    parser.add_argument("--limit", type=int, default=None, help="first N problems of each dataset")
-    args = parser.parse_args()
+def _phase(phase: str, mbpp: str, limit: int | None, out: str) -> None:
+    from benchmarks.loaders import load_benchmark
+    from perturb.catalogue import PerturbConfig, run_catalogue
+    from perturb.keywords import CachedEmbedder, load_sentence_transformer
 
-    problems = (
-        load_benchmark("humaneval").problems + load_benchmark("mbpp", args.data_mbpp).problems
-    )
-    problems = problems[: args.limit] if args.limit else problems
+    problems = load_benchmark("humaneval").problems + load_benchmark("mbpp", mbpp).problems
+    problems = problems[:limit] if limit else problems
     model = load_sentence_transformer("embedded")
 
     def encode(texts: list[str], batch_size: int):
@@ -51,62 +46,90 @@ def main() -> None:
         )
 
     config = PerturbConfig()
-    tracemalloc.start()
+    run_catalogue(problems[:3], config, CachedEmbedder(encode))  # warm-up, not timed
     start = time.perf_counter()
-    batched = run_catalogue(problems, config, CachedEmbedder(encode))
-    batched_s = time.perf_counter() - start
-    batched_peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.reset_peak()
+    if phase == "batched":
+        result = run_catalogue(problems, config, CachedEmbedder(encode))
+        variants, keywords = result.variants, result.keywords
+    else:
+        variants, keywords = [], {}
+        for problem in problems:
+            result = run_catalogue(
+                [problem], config, CachedEmbedder(encode)
+            )  # per-problem KeyBERT + embeddings
+            variants += result.variants
+            keywords.update(result.keywords)
+    seconds = time.perf_counter() - start
+    record = {
+        "seconds": seconds,
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "droppable": {k: [(d.keyword, d.rule) for d in a.droppable] for k, a in keywords.items()},
+        "variants": [v.to_json() for v in variants],
+    }
+    Path(out).write_text(json.dumps(record), encoding="utf-8")
 
-    start = time.perf_counter()
-    naive_variants, naive_keywords = [], {}
-    for problem in problems:
-        result = run_catalogue(
-            [problem], config, CachedEmbedder(encode)
-        )  # per-problem KeyBERT + embeddings
-        naive_variants += result.variants
-        naive_keywords.update(result.keywords)
-    naive_s = time.perf_counter() - start
-    naive_peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
 
-    def droppable(keywords: dict) -> dict:
-        return {k: [(d.keyword, d.rule) for d in a.droppable] for k, a in keywords.items()}
+def _without_scores(record: dict) -> tuple[dict, list[float]]:
+    values = []
+    for step in record["lineage"]:
+        for removed in step["changes"].get("removed", []):
+            values += [removed.pop(k) or 0.0 for k in SCORES if k in removed]
+    return record, values
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-mbpp", default=str(ROOT.parent / "shared/data/mbpp/mbpp.jsonl"))
+    parser.add_argument("--limit", type=int, default=None, help="first N problems")
+    parser.add_argument("--phase", choices=["batched", "naive"], help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        _phase(args.phase, args.data_mbpp, args.limit, args.result)
+        return
+
+    outputs = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for phase in ("batched", "naive"):
+            path = Path(scratch, f"{phase}.json")
+            command = [
+                sys.executable,
+                __file__,
+                "--phase",
+                phase,
+                "--result",
+                str(path),
+                "--data-mbpp",
+                args.data_mbpp,
+            ]
+            command += ["--limit", str(args.limit)] if args.limit else []
+            subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+            outputs[phase] = json.loads(path.read_text(encoding="utf-8"))
+    batched, naive = outputs["batched"], outputs["naive"]
     # Scores may differ in the 4th decimal: a text embedded in a different batch is padded
     # differently. Everything else (keywords, rules, spans, prompts) must match exactly.
-    scores = ("keybert_score", "anchor_similarity", "context_similarity")
-
-    def without_scores(variant) -> tuple[dict, list[float]]:
-        record, values = variant.to_json(), []
-        for step in record["lineage"]:
-            for removed in step["changes"].get("removed", []):
-                values += [removed.pop(k) or 0.0 for k in scores if k in removed]
-        return record, values
-
     pairs = [
-        (without_scores(a), without_scores(b))
-        for a, b in zip(batched.variants, naive_variants, strict=True)
+        (_without_scores(a), _without_scores(b))
+        for a, b in zip(batched["variants"], naive["variants"], strict=True)
     ]
-    same_keywords = droppable(batched.keywords) == droppable(naive_keywords)
+    same_keywords = batched["droppable"] == naive["droppable"]
     same_variants = all(a[0] == b[0] for a, b in pairs)
-    max_score_diff = max(
+    max_diff = max(
         (abs(x - y) for a, b in pairs for x, y in zip(a[1], b[1], strict=True)), default=0.0
     )
     report = {
-        "problems": len(problems),
-        "variants": len(batched.variants),
-        "batched_s": round(batched_s, 2),
-        "naive_s": round(naive_s, 2),
-        "speedup": round(naive_s / batched_s, 2),
+        "problems": len(batched["droppable"]),
+        "variants": len(batched["variants"]),
+        "batched_s": round(batched["seconds"], 2),
+        "naive_s": round(naive["seconds"], 2),
+        "speedup": round(naive["seconds"] / batched["seconds"], 2),
         "identical_droppable_keywords": same_keywords,
         "identical_variants_except_scores": same_variants,
-        "max_score_difference": round(max_score_diff, 6),
-        "peak_python_heap_mb": {
-            "batched": round(batched_peak / 2**20, 1),
-            "naive": round(naive_peak / 2**20, 1),
+        "max_score_difference": round(max_diff, 6),
+        "peak_rss_mb": {
+            "batched": round(batched["max_rss_mb"], 1),
+            "naive": round(naive["max_rss_mb"], 1),
         },
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     print(json.dumps(report, indent=2))
     if not (same_keywords and same_variants):
