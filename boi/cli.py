@@ -67,6 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         print(f"boi {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`boi blocks ... | head`): not an error worth a traceback.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(
             f"boi {args.command}: interrupted; finished work is kept, rerun the same command to resume.",
