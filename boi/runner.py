@@ -22,7 +22,8 @@ import dataclasses
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,25 +187,15 @@ class RunOutcome:
     generation: dict[str, Any]
 
 
-class _Stage:
-    """Prints a stage's start and end with its duration (long stages also draw a bar)."""
-
-    def __init__(self, log: Callable[[str], None], timings: dict[str, float]) -> None:
-        self.log, self.timings = log, timings
-
-    def __call__(self, name: str) -> _Stage:
-        self.name = name
-        return self
-
-    def __enter__(self) -> None:
-        self.start = time.perf_counter()
-        self.log(f"[boi run] {self.name} ...")
-
-    def __exit__(self, *exc: object) -> None:
-        elapsed = time.perf_counter() - self.start
-        self.timings[self.name] = round(self.timings.get(self.name, 0.0) + elapsed, 2)
-        if exc[0] is None:
-            self.log(f"[boi run] {self.name} done in {elapsed:.1f} s")
+@contextmanager
+def _stage(name: str, log: Callable[[str], None], timings: dict[str, float]) -> Iterator[None]:
+    """Log a stage's start and end, and add its duration to `timings`."""
+    start = time.perf_counter()
+    log(f"[boi run] {name} ...")
+    yield
+    elapsed = time.perf_counter() - start
+    timings[name] = round(timings.get(name, 0.0) + elapsed, 2)
+    log(f"[boi run] {name} done in {elapsed:.1f} s")
 
 
 def _prepare_run_dir(config: RunConfig, out: Path) -> dict[str, Any]:
@@ -324,13 +315,12 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
     out = Path(config.out_dir)
     manifest = _prepare_run_dir(config, out)
     timings: dict[str, float] = {}
-    stage = _Stage(log, timings)
 
-    with stage("perturb"):
+    with _stage("perturb", log, timings):
         variants, dataset_of = _perturb(config, out, log)
     similarity: dict[str, float] = {}
     if config.critic.enabled:
-        with stage("critic"):
+        with _stage("critic", log, timings):
             variants, similarity = _critic_gate(config, out, variants, log)
     problems = {v.task_id: v for v in variants}
     prompts = {v.task_id: v.prompt for v in variants}
@@ -345,13 +335,13 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
     }
     for spec in config.models:
         label = model_label(spec)
-        with stage(f"load {label}"):
+        with _stage(f"load {label}", log, timings):
             backend = load_backend(spec)
         for setting in config.settings:
             samples = []
             for seed_index, seed in enumerate(config.seeds):
                 decoding = dataclasses.replace(setting.decoding, seed=seed)
-                with stage(f"generate {label} {setting.label} seed {seed}"):
+                with _stage(f"generate {label} {setting.label} seed {seed}", log, timings):
                     outcome = generate_samples(
                         backend, prompts, decoding, out / "generations.jsonl"
                     )
@@ -373,7 +363,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
                     f"  warning: {generation_totals['empty']} completions from {label} are empty after post-processing; they count as failures"
                 )
             results_path = out / "results" / label / f"{_slug(setting.label)}.jsonl"
-            with stage(f"execute {label} {setting.label}"):
+            with _stage(f"execute {label} {setting.label}", log, timings):
                 report = execute_samples(
                     problems,
                     samples,
@@ -384,7 +374,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
             results += report.results
 
-    with stage("report"):
+    with _stage("report", log, timings):
         ks_by_setting = {s.label: list(s.ks) for s in config.settings}
         paths = build_report(
             results,
