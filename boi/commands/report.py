@@ -74,13 +74,14 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks.errors import UserError
     from benchmarks.problem import read_problems
     from benchmarks.report import build_report, critic_similarities, read_results
+    from boi.runner import results_files
 
     source = Path(args.source)
     critic_path = Path(args.critic) if args.critic else None
     results_paths: list[Path]
     if source.is_dir():
         # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
-        results_paths = sorted((source / "results").rglob("*.jsonl")) or [source / "results.jsonl"]
+        results_paths = results_files(source) or [source / "results.jsonl"]
         problems_path = Path(args.problems) if args.problems else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
