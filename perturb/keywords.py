@@ -481,49 +481,20 @@ def _decide(
             best.append((float(sims[top]), doc.context_tokens[top]))
         weakest = min(best)
         context_token, context_similarity = weakest[1], round(weakest[0], 4)
+    found = {**base, "context_token": context_token, "context_similarity": context_similarity}
     if config.first_occurrence_rule and len(occurrences) > 1:
         return KeywordDecision(
-            **base,
-            droppable=True,
-            rule="repeated",
-            context_token=context_token,
-            context_similarity=context_similarity,
-            occurrences=tuple(occurrences[1:]),
+            **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])
         )
     if not config.context_aware:
-        return KeywordDecision(
-            **base,
-            droppable=True,
-            rule="no_filter",
-            context_token=context_token,
-            context_similarity=context_similarity,
-            occurrences=tuple(occurrences),
-        )
-    if context_similarity is not None and context_similarity > config.context_threshold:
-        return KeywordDecision(
-            **base,
-            droppable=True,
-            rule="context",
-            context_token=context_token,
-            context_similarity=context_similarity,
-            occurrences=tuple(occurrences),
-        )
-    if config.type_rule and _type_evidence(doc.problem, keyword):
-        return KeywordDecision(
-            **base,
-            droppable=True,
-            rule="type",
-            context_token=context_token,
-            context_similarity=context_similarity,
-            occurrences=tuple(occurrences),
-        )
-    return KeywordDecision(
-        **base,
-        droppable=False,
-        rule="no_context",
-        context_token=context_token,
-        context_similarity=context_similarity,
-    )
+        rule = "no_filter"
+    elif context_similarity is not None and context_similarity > config.context_threshold:
+        rule = "context"
+    elif config.type_rule and _type_evidence(doc.problem, keyword):
+        rule = "type"
+    else:
+        return KeywordDecision(**found, droppable=False, rule="no_context")
+    return KeywordDecision(**found, droppable=True, rule=rule, occurrences=tuple(occurrences))
 
 
 def _without_overlaps(decisions: list[KeywordDecision]) -> list[KeywordDecision]:
