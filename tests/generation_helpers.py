@@ -20,36 +20,14 @@ def humaneval_prompts() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def tiny_generator():
-    """(model, tokenizer): 2 layers, hidden size 32; logits sharpened so greedy and sampled
-    outputs differ and depend on the prompt."""
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    """(model, tokenizer): logits sharpened so greedy and sampled outputs differ and depend on
+    the prompt."""
+    from tests.tiny_models import tiny_llama
 
     corpus = list(humaneval_prompts().values())[:30]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=350, special_tokens=["<s>", "</s>", "<pad>"])
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
+    return tiny_llama(
+        corpus, vocab_size=350, max_positions=1024, sharpen=8, chat_template=CHAT_TEMPLATE
     )
-    tokenizer.chat_template = CHAT_TEMPLATE
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=1024,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)  # test-only: the weights just need to be fixed
-    model = LlamaForCausalLM(config).eval()
-    with torch.no_grad():
-        model.lm_head.weight.mul_(8)
-    return model, tokenizer
 
 
 def tiny_backend(**spec_overrides):

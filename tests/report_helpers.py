@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchmarks.problem import Problem
 from perturb.blocks import split_blocks
 from perturb.keywords import KeywordAnalysis, KeywordDecision, Occurrence
-from perturb.transforms import NotApplicable, get_transform
+from perturb.transforms import CATALOGUE, NotApplicable, get_transform
 
 SOURCES = [
     Problem(
@@ -67,16 +67,7 @@ def catalogue() -> dict[str, Problem]:
     for source in SOURCES:
         problem = split_blocks(source)
         analysis = _analysis(problem)
-        for name in (
-            "original",
-            "drop_one",
-            "drop_all",
-            "drop_examples",
-            "anonymize",
-            "anon_drop_one",
-            "anon_drop_all",
-            "anon_drop_examples",
-        ):
+        for name in CATALOGUE:
             outcome = get_transform(name)(problem, analysis)
             if not isinstance(outcome, NotApplicable):
                 out.update({v.task_id: v for v in outcome})
