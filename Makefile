@@ -1,5 +1,5 @@
 # Two entry points, both self-installing: `make demo` (the main job on embedded defaults) and
-# `make test` (lint, type-hint check and the test suite). Everything lands in $(VENV).
+# `make test` (lint, format check, type check and the test suite). Everything lands in $(VENV).
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.boi-installed
@@ -19,6 +19,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest -q

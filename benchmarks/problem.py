@@ -17,8 +17,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, require_fields, write_jsonl
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl, require_fields, write_jsonl
 
 # Block kinds, in the order they appear in a prompt. Function-style problems (HumanEval, MBPP)
 # use prefix/name/description/examples/suffix; CodeContests statements use

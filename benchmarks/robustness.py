@@ -9,8 +9,8 @@ All functions take plain data. For one transformation:
 
 Sample index i of a variant is paired with sample index i of the original (same seed and
 sampling position), which is what ReCode's per-sample worst case needs; lists of one problem
-must therefore have the same length. `group_by_transform` builds these mappings from result
-records and problem records (`source_task_id`, `lineage[-1].transform`).
+must therefore have the same length. `benchmarks.report` builds these mappings from result rows
+and problem records (`source_task_id`, `lineage[-1].transform`).
 """
 
 from __future__ import annotations
@@ -20,16 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.passk import pass_at_k
+from benchmarks.stats import mean, percentile_interval
 
 ORIGINAL = "original"
 
 Outcomes = Mapping[str, Sequence[bool]]
 Variants = Mapping[str, Mapping[str, Sequence[bool]]]
-
-
-def _mean(values: Iterable[float]) -> float:
-    values = list(values)
-    return sum(values) / len(values) if values else float("nan")
 
 
 def _estimate(passed: Sequence[bool], k: int) -> float:
@@ -60,8 +56,8 @@ def transform_pass_at_k(original: Outcomes, variants: Variants, k: int) -> dict[
     Only problems with n >= k on the original and on every variant are counted.
     """
     tasks = _paired_tasks(original, variants, k)
-    orig = _mean(_estimate(original[t], k) for t in tasks)
-    pert = _mean(_mean(_estimate(v, k) for v in variants[t].values()) for t in tasks)
+    orig = mean(_estimate(original[t], k) for t in tasks)
+    pert = mean(mean(_estimate(v, k) for v in variants[t].values()) for t in tasks)
     return {
         "problems": len(tasks),
         "original": orig,
@@ -110,23 +106,19 @@ def paired_bootstrap_drop(
     if not tasks:
         return {"drop": float("nan"), "low": float("nan"), "high": float("nan"), "problems": 0}
     pairs = [
-        (_estimate(original[t], k), _mean(_estimate(v, k) for v in variants[t].values()))
+        (_estimate(original[t], k), mean(_estimate(v, k) for v in variants[t].values()))
         for t in tasks
     ]
     rng = random.Random(seed)
     drops = []
     for _ in range(resamples):
         sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
-        drop = relative_drop(_mean(p[0] for p in sample), _mean(p[1] for p in sample))
+        drop = relative_drop(mean(p[0] for p in sample), mean(p[1] for p in sample))
         if drop == drop:  # skip resamples whose original score is 0 (drop undefined)
             drops.append(drop)
     drops.sort()
-    point = relative_drop(_mean(p[0] for p in pairs), _mean(p[1] for p in pairs))
-    if not drops:
-        return {"drop": point, "low": float("nan"), "high": float("nan"), "problems": len(tasks)}
-    tail = (1 - confidence) / 2
-    low = drops[min(len(drops) - 1, int(tail * len(drops)))]
-    high = drops[min(len(drops) - 1, int((1 - tail) * len(drops)))]
+    point = relative_drop(mean(p[0] for p in pairs), mean(p[1] for p in pairs))
+    low, high = percentile_interval(drops, confidence)
     return {"drop": point, "low": low, "high": high, "problems": len(tasks)}
 
 
@@ -146,13 +138,13 @@ def robust_pass_at_k(original: Outcomes, variants: Variants, k: int) -> float:
         n = len(original[t])
         robust = _per_index(variants[t], n, all)
         values.append(pass_at_k(n, sum(robust), k))
-    return _mean(values)
+    return mean(values)
 
 
 def robust_drop_at_k(original: Outcomes, variants: Variants, k: int) -> float:
     """ReCode's Robust Drop_s@k: (pass@k - Robust Pass_s@k) / pass@k on the same problems."""
     tasks = _paired_tasks(original, variants, k)
-    nominal = _mean(_estimate(original[t], k) for t in tasks)
+    nominal = mean(_estimate(original[t], k) for t in tasks)
     return relative_drop(nominal, robust_pass_at_k(original, variants, k))
 
 
@@ -173,33 +165,7 @@ def robust_relative_at_k(original: Outcomes, variants: Variants, k: int) -> floa
         worse = sum(1 for i in range(n) if nominal[i] and any_wrong[i])
         better = sum(1 for i in range(n) if not nominal[i] and any_right[i])
         values.append(pass_at_k(n, worse, k) + pass_at_k(n, better, k))
-    return _mean(values)
-
-
-def group_by_transform(
-    results: Iterable[Mapping[str, Any]], problems: Iterable[Any]
-) -> tuple[dict[str, list[bool]], dict[str, dict[str, dict[str, list[bool]]]]]:
-    """(original outcomes, transform -> variants) from result records and problem records.
-
-    A problem with empty lineage is an original; otherwise it is a variant of
-    `source_task_id` under `lineage[-1].transform`. Outcomes keep the order of `results`
-    (which is sample order, so index i pairs across variants).
-    """
-    by_id = {p.task_id: p for p in problems}
-    original: dict[str, list[bool]] = {}
-    transformed: dict[str, dict[str, dict[str, list[bool]]]] = {}
-    for record in results:
-        problem = by_id.get(record.get("task_id"))
-        if problem is None:
-            continue
-        passed = bool(record.get("passed"))
-        if not problem.lineage:
-            original.setdefault(problem.task_id, []).append(passed)
-            continue
-        transform = problem.lineage[-1].transform
-        per_source = transformed.setdefault(transform, {}).setdefault(problem.source_task_id, {})
-        per_source.setdefault(problem.task_id, []).append(passed)
-    return original, transformed
+    return mean(values)
 
 
 def robustness_report(

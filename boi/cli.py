@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from benchmarks.common.errors import UserError
+
 # name -> (module, one-line help). Add a line here to add a subcommand.
 COMMANDS: dict[str, tuple[str, str]] = {
     "blocks": (
@@ -56,8 +58,6 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.errors import UserError
-
     # Our own model loads must never wait on a hub this machine cannot reach; a user with hub
     # access can set HF_HUB_OFFLINE=0 explicitly.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

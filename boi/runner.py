@@ -28,28 +28,44 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import from_mapping, load_yaml, to_dict
-from benchmarks.errors import UserError
-from benchmarks.execution import ExecutionConfig
-from benchmarks.generation import BackendSpec, DecodingConfig
-from benchmarks.jsonl import write_jsonl, write_text_atomic
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.provenance import config_hash, run_record
+from benchmarks.common.rundir import MANIFEST, claim_run_dir
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
-from benchmarks.provenance import config_hash, run_record
-from critic.scoring import HFScorerConfig
+from benchmarks.report import build_report
+from benchmarks.report import read_results as read_results_file
+from critic.annotate import annotate_file
+from critic.scoring import HFScorer, HFScorerConfig
+from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
+from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
-from perturb.transforms import CATALOGUE
+from perturb.transforms import CATALOGUE, bind_transforms, transform_labels
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    name: str = "humaneval"
-    """humaneval, mbpp, code_contests, or a HumanEval-format JSONL path."""
-    data: str | None = None
-    """Where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)."""
-    task_ids: tuple[str, ...] = ()
-    """Only these problems (empty: all)."""
-    limit: int | None = None
-    """Only the first N problems (after task_ids)."""
+    name: str = field(
+        default="humaneval",
+        metadata={"help": dataset_help()},
+    )
+    data: str | None = field(
+        default=None,
+        metadata={
+            "help": "where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)"
+        },
+    )
+    task_ids: tuple[str, ...] = field(
+        default=(), metadata={"help": "only these problems (empty: all)"}
+    )
+    limit: int | None = field(
+        default=None, metadata={"help": "only the first N problems (after task_ids)"}
+    )
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
@@ -83,14 +99,31 @@ class SettingSpec:
 
 @dataclass(frozen=True)
 class CriticSpec:
-    enabled: bool = False
-    """Score every variant with the LM critic and drop implausible ones before generation."""
-    scorer: HFScorerConfig = field(default_factory=HFScorerConfig)
-    """The critic's causal LM (model: HF id or path; None/embedded = SmolLM2-135M) and batching."""
-    min_similarity: float = 0.0
-    """Variants below this critic similarity (percent) are not generated (0: keep all, score only)."""
-    measure: str = "total"
-    """total or per_token log-probability similarity."""
+    enabled: bool = field(
+        default=False,
+        metadata={
+            "help": "score every variant with the LM critic and drop implausible ones before generation"
+        },
+    )
+    scorer: HFScorerConfig = field(
+        default_factory=HFScorerConfig,
+        metadata={
+            "help": "the critic's causal LM (model: HF id or path; None/embedded = SmolLM2-135M) and batching"
+        },
+    )
+    min_similarity: float = field(
+        default=0.0,
+        metadata={
+            "help": "variants below this critic similarity (percent) are not generated (0: keep all, score only)"
+        },
+    )
+    measure: str = field(
+        default="similarity",
+        metadata={"help": "similarity (total log-probability) or similarity_per_token"},
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "measure", canonical_measure(self.measure))
 
 
 def _paper_settings() -> list[SettingSpec]:
@@ -104,36 +137,61 @@ def _paper_settings() -> list[SettingSpec]:
 class RunConfig:
     """Everything `boi run` does; loadable from YAML (`--config`), overridable by flags."""
 
-    out_dir: str = "runs/default"
-    """The run directory."""
+    out_dir: str = field(default="runs/default", metadata={"help": "the run directory"})
     datasets: list[DatasetSpec] = field(default_factory=lambda: [DatasetSpec()])
-    transforms: tuple[str, ...] = CATALOGUE
-    anonymous_name: str = "func"
-    keep_unchanged: bool = True
-    """A transformation that does not apply to a problem (no droppable keyword, no examples)
-    counts it unchanged, so every row of the table covers the same problems (paper Table 3);
-    identical prompts are generated once. False: such problems are left out of that row."""
+    transforms: tuple[str, ...] = field(
+        default=CATALOGUE, metadata={"help": "catalogue entries to apply (see boi perturb --list)"}
+    )
+    anonymous_name: str = field(
+        default="func", metadata={"help": "the name Anonymize gives the function"}
+    )
+    transform_params: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata={
+            "help": "transformation name -> parameter overrides (PerturbConfig.params), e.g. "
+            "{anonymize: {name: XYZ}}"
+        },
+    )
+    keep_unchanged: bool = field(
+        default=True,
+        metadata={
+            "help": "a transformation that does not apply to a problem (no droppable keyword, "
+            "no examples) counts it unchanged, so every row of the table covers the same problems "
+            "(paper Table 3); identical prompts are generated once. Off: such problems are left "
+            "out of that row"
+        },
+    )
     keywords: KeywordConfig = field(default_factory=KeywordConfig)
     models: list[BackendSpec] = field(
         default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
     )
-    settings: list[SettingSpec] = field(default_factory=_paper_settings)
-    """Paper protocol: pass@1 at T=0.2, pass@100 at T=0.8 (top-p 0.95)."""
-    seeds: tuple[int, ...] = tuple(range(10))
-    """Each setting is sampled once per seed; samples of all seeds are pooled (paper: 10 seeds)."""
-    name_only_probe: bool = True
-    """Also generate from the name block alone (paper appendix 10.8)."""
+    settings: list[SettingSpec] = field(
+        default_factory=_paper_settings,
+        metadata={"help": "paper protocol: pass@1 at T=0.2, pass@100 at T=0.8 (top-p 0.95)"},
+    )
+    seeds: tuple[int, ...] = field(
+        default=tuple(range(10)),
+        metadata={
+            "help": "each setting is sampled once per seed; samples of all seeds are pooled (paper: 10 seeds)"
+        },
+    )
+    name_only_probe: bool = field(
+        default=True,
+        metadata={"help": "also generate from the name block alone (paper appendix 10.8)"},
+    )
     critic: CriticSpec = field(default_factory=CriticSpec)
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
-    bootstrap: int = 1000
-    """Bootstrap resamples for the confidence intervals of relative drops."""
-    perturb_seed: int = 0
+    bootstrap: int = field(
+        default=1000,
+        metadata={"help": "bootstrap resamples for the confidence intervals of relative drops"},
+    )
+    perturb_seed: int = field(
+        default=0,
+        metadata={"help": "seed of the perturbation stage and of the report's bootstrap"},
+    )
 
     def __post_init__(self) -> None:
-        from perturb.transforms import get_transform
-
-        for name in self.transforms:
-            get_transform(name)
+        bind_transforms(self.transforms, self.transform_params, self.anonymous_name)
         if not self.datasets or not self.models or not self.settings or not self.seeds:
             raise UserError("the run needs at least one dataset, model, setting and seed.")
         labels = [s.label for s in self.settings]
@@ -169,9 +227,7 @@ def resolve_config_path(name_or_path: str | None) -> str | None:
 
 def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
     """A RunConfig from YAML (if given) with top-level overrides applied on top."""
-    data = load_yaml(path) if path else {}
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return from_mapping(RunConfig, data, where=Path(path).name if path else "config")
+    return load_config(RunConfig, path, overrides)
 
 
 def model_label(spec: BackendSpec) -> str:
@@ -199,28 +255,12 @@ def _stage(name: str, log: Callable[[str], None], timings: dict[str, float]) -> 
 
 
 def _prepare_run_dir(config: RunConfig, out: Path) -> dict[str, Any]:
-    manifest_path = out / "manifest.json"
-    digest = config_hash(config.to_json())
-    if manifest_path.exists():
-        try:
-            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            raise UserError(
-                f"{manifest_path} is damaged; move the run directory away or pick another --out."
-            ) from None
-        if previous.get("config_hash") != digest:
-            raise UserError(
-                f"{out} holds a run with a different config (hash {previous.get('config_hash')}, now {digest}); use another --out, or the same config to resume."
-            )
-    elif out.exists() and any(out.iterdir()):
-        raise UserError(
-            f"{out} exists and is not a boi run directory; choose an empty or new --out."
-        )
-    out.mkdir(parents=True, exist_ok=True)
+    config_json = config.to_json()
+    claim_run_dir(out, config_hash(config_json), config_json, option="--out")
     inputs = {d.label: d.data for d in config.datasets if d.data}
-    manifest = run_record(config.to_json(), inputs)
+    manifest = run_record(config_json, inputs)
     manifest.update({"seeds": list(config.seeds), "completed": False})
-    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str))
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
     return manifest
 
 
@@ -240,9 +280,6 @@ def _perturb(
     config: RunConfig, out: Path, log: Callable[[str], None]
 ) -> tuple[list[Problem], dict[str, str]]:
     """All variants of all datasets (+ the name-only probe); problem id -> dataset label."""
-    from benchmarks.loaders import load_benchmark
-    from perturb.catalogue import PerturbConfig, run_catalogue
-
     transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
     perturb_config = PerturbConfig(
         transforms,
@@ -250,6 +287,7 @@ def _perturb(
         config.perturb_seed,
         config.keywords,
         config.keep_unchanged,
+        config.transform_params,
     )
     variants: list[Problem] = []
     dataset_of: dict[str, str] = {}
@@ -282,11 +320,6 @@ def _perturb(
 def _critic_gate(
     config: RunConfig, out: Path, variants: list[Problem], log: Callable[[str], None]
 ) -> tuple[list[Problem], dict[str, float]]:
-    from benchmarks.report import critic_similarities
-    from critic.annotate import annotate_file
-    from critic.scoring import HFScorer
-    from critic.similarity import PlausibilityGate
-
     scored = [v for v in variants if v.transform != "name_only"]
     write_jsonl(out / "critic_input.jsonl", (v.to_json() for v in scored))
     scorer = HFScorer(config.critic.scorer)
@@ -296,8 +329,7 @@ def _critic_gate(
     annotate_file(
         out / "critic_input.jsonl", out / "critic.jsonl", scorer, gate, log=lambda m: log("  " + m)
     )
-    measure = "similarity" if config.critic.measure == "total" else "similarity_per_token"
-    similarity = critic_similarities(out / "critic.jsonl", measure)
+    similarity = read_similarities(out / "critic.jsonl", config.critic.measure)
     rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
     if rejected:
         log(
@@ -308,10 +340,6 @@ def _critic_gate(
 
 def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> RunOutcome:
     """Run (or resume) the whole experiment; returns where the report is and its table."""
-    from benchmarks.execution import execute_samples
-    from benchmarks.generation import generate_samples, load_backend
-    from benchmarks.report import build_report
-
     out = Path(config.out_dir)
     manifest = _prepare_run_dir(config, out)
     timings: dict[str, float] = {}
@@ -385,6 +413,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             bootstrap=config.bootstrap,
             seed=config.perturb_seed,
             title=f"boi run {out.name}",
+            labels=transform_labels(),
         )
         table = Path(paths.table_md).read_text(encoding="utf-8")
     manifest.update(
@@ -395,7 +424,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
         }
     )
-    write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
     summary = _summary_line(out, Path(paths.table_json), results, generation_totals)
     return RunOutcome(out, table, summary, generation_totals)
 
@@ -451,6 +480,4 @@ def results_files(out_dir: str | Path) -> list[Path]:
 
 def read_results(out_dir: str | Path) -> list[dict[str, Any]]:
     """Every executed sample of a run directory."""
-    from benchmarks.report import read_results as read_results_file
-
     return [row for path in results_files(out_dir) for row in read_results_file(path)]

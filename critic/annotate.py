@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import JsonlAppender, iter_jsonl, require_fields
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, require_fields
 from benchmarks.problem import REQUIRED_FIELDS, Problem
 from critic.scoring import EmptyPromptError, PromptScore, Scorer
 from critic.similarity import PlausibilityGate, ScoreSummary, block_logprobs, compare
+from perturb.blocks import SplitError, split_blocks
 
 # Lineage steps that leave a problem as it was (how a perturbed file marks its originals).
 IDENTITY_TRANSFORMS = frozenset({"original", "identity"})
@@ -37,8 +38,6 @@ def with_blocks(problem: Problem) -> Problem:
     """The problem with blocks split, when they are missing and the prompt can be split."""
     if problem.blocks is not None:
         return problem
-    from perturb.blocks import SplitError, split_blocks
-
     try:
         return split_blocks(problem)
     except SplitError:
@@ -76,7 +75,8 @@ class AnnotateStats:
 
 
 def read_perturbed(path: str | os.PathLike[str]) -> list[tuple[dict[str, Any], Problem]]:
-    records, seen = [], {}
+    records: list[tuple[dict[str, Any], Problem]] = []
+    seen: dict[str, int] = {}  # task_id -> the line it first appeared on
     for lineno, obj in iter_jsonl(path):
         require_fields(path, lineno, obj, REQUIRED_FIELDS)
         try:

@@ -12,7 +12,12 @@ numbers. Two backends:
   stays flat on long prompts and large vocabularies.
 - `EndpointScorer`: an OpenAI-compatible `/v1/completions` endpoint that echoes prompt
   log-probabilities (`echo` + `logprobs`, as a vLLM server does), for models too large to run
-  here. The API key is read from an environment variable and never logged.
+  here, through the one HTTP client (`benchmarks.common.http`: 429/5xx, timeouts and dropped
+  connections are retried with backoff). The API key is read from an environment variable and
+  never logged.
+
+`SCORERS` names them ("hf", "endpoint"); each scorer class declares its `Config` dataclass, and
+`load_scorer(name, config)` builds one from a config or a mapping.
 
 Every token is scored given what precedes it; the first token is scored given the model's
 start token (BOS, else EOS) when the tokenizer has one. Prompts longer than the model's context
@@ -22,16 +27,16 @@ are truncated from the left with a warning: the score then covers only the kept 
 
 from __future__ import annotations
 
-import json
-import os
-import urllib.error
-import urllib.request
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from benchmarks.errors import UserError
+from benchmarks.common.config import from_mapping
+from benchmarks.common.errors import UserError
+from benchmarks.common.http import OpenAIClient
+from benchmarks.common.models import load_causal_lm
+from benchmarks.common.registry import Registry
 
 
 class EmptyPromptError(UserError):
@@ -133,13 +138,15 @@ class _Encoded:
 class HFScorer:
     """Scores prompts with a local transformers causal LM (see the module docstring)."""
 
+    Config = HFScorerConfig
+
     def __init__(
         self, config: HFScorerConfig | None = None, *, model: Any = None, tokenizer: Any = None
     ) -> None:
         self.config = config or HFScorerConfig()
         if model is None or tokenizer is None:
             model, tokenizer = load_causal_lm(
-                self.config.model, self.config.device, self.config.dtype
+                self.config.model, dtype=self.config.dtype, device=self.config.device
             )
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -188,10 +195,10 @@ class HFScorer:
             ):
                 token_lps[index] = lps
         by_prompt = {}
-        for prompt, enc, lps in zip(unique, encoded, token_lps, strict=True):
-            assert lps is not None
+        for prompt, enc, scored in zip(unique, encoded, token_lps, strict=True):
+            assert scored is not None
             by_prompt[prompt] = PromptScore(
-                logprobs=tuple(lps[enc.first_scored - 1 :]),
+                logprobs=tuple(scored[enc.first_scored - 1 :]),
                 offsets=tuple(enc.offsets[enc.first_scored :]),
                 truncated_tokens=enc.truncated,
             )
@@ -420,28 +427,6 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-def load_causal_lm(
-    name_or_path: str | None, device: str = "cpu", dtype: str = "float32"
-) -> tuple[Any, Any]:
-    """(model, tokenizer) for a model name, folder or the embedded default; clear errors."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from benchmarks.models import resolve_model
-
-    where = resolve_model(name_or_path)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(where)
-        model = AutoModelForCausalLM.from_pretrained(where, dtype=getattr(torch, dtype))
-    except (OSError, ValueError) as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(
-            f"could not load model {name_or_path!r} from {where} ({first_line}); pass an existing "
-            "folder, 'embedded', or an HF id with HF_HUB_OFFLINE=0 and network access."
-        ) from None
-    return model.to(device), tokenizer
-
-
 # --------------------------------------------------------------------------- HTTP endpoint
 
 
@@ -459,6 +444,12 @@ class EndpointScorerConfig:
         default=1, metadata={"help": "tokens to generate (0 where the server allows it)"}
     )
     timeout_s: float = field(default=120.0, metadata={"help": "seconds to wait for a response"})
+    retries: int = field(
+        default=5, metadata={"help": "retries after 429, 5xx, timeouts or dropped connections"}
+    )
+    backoff_s: float = field(
+        default=1.0, metadata={"help": "first retry delay; doubles each retry (capped at 60 s)"}
+    )
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
@@ -467,10 +458,16 @@ class EndpointScorerConfig:
             raise UserError(f"batch_size must be at least 1 (got {self.batch_size}).")
         if self.max_tokens < 0:
             raise UserError(f"max_tokens must be 0 or more (got {self.max_tokens}).")
+        if self.retries < 0:
+            raise UserError(f"retries must be 0 or more (got {self.retries}).")
+        if self.timeout_s <= 0 or self.backoff_s < 0:
+            raise UserError("timeout_s must be positive and backoff_s non-negative.")
 
 
 class EndpointScorer:
     """Scores prompts through `POST {url}/completions` with `echo` and `logprobs`."""
+
+    Config = EndpointScorerConfig
 
     def __init__(self, config: EndpointScorerConfig) -> None:
         self.config = config
@@ -485,17 +482,29 @@ class EndpointScorer:
             "max_tokens": self.config.max_tokens,
         }
 
+    def client(self) -> OpenAIClient:
+        """A client for the endpoint (close it, or use it as a context manager)."""
+        return OpenAIClient(
+            self.config.url,
+            api_key_env=self.config.api_key_env,
+            timeout_s=self.config.timeout_s,
+            retries=self.config.retries,
+            backoff_s=self.config.backoff_s,
+            max_connections=1,
+        )
+
     def score(self, prompts: Sequence[str]) -> list[PromptScore]:
         _check_prompts(prompts)
         unique = list(dict.fromkeys(prompts))
         by_prompt: dict[str, PromptScore] = {}
-        for start in range(0, len(unique), self.config.batch_size):
-            batch = unique[start : start + self.config.batch_size]
-            for prompt, score in zip(batch, self._request(batch), strict=True):
-                by_prompt[prompt] = score
+        with self.client() as client:
+            for start in range(0, len(unique), self.config.batch_size):
+                batch = unique[start : start + self.config.batch_size]
+                for prompt, score in zip(batch, self._request(client, batch), strict=True):
+                    by_prompt[prompt] = score
         return [by_prompt[p] for p in prompts]
 
-    def _request(self, prompts: list[str]) -> list[PromptScore]:
+    def _request(self, client: OpenAIClient, prompts: list[str]) -> list[PromptScore]:
         body = {
             "model": self.config.model,
             "prompt": prompts,
@@ -504,33 +513,8 @@ class EndpointScorer:
             "logprobs": 1,
             "temperature": 0.0,
         }
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.config.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        url = self.config.url.rstrip("/") + "/completions"
-        request = urllib.request.Request(
-            url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.config.timeout_s) as response:
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as err:
-            detail = err.read().decode("utf-8", errors="replace")[:300].strip()
-            raise UserError(
-                f"endpoint {url} refused the request (HTTP {err.code}: {detail or err.reason}); "
-                "check the URL, model name, key and prompt length."
-            ) from None
-        except (urllib.error.URLError, TimeoutError, OSError) as err:
-            reason = getattr(err, "reason", err)
-            raise UserError(
-                f"endpoint {url} is unreachable ({reason}); is the server running?"
-            ) from None
-        except ValueError:
-            raise UserError(
-                f"endpoint {url} did not return JSON; is it an OpenAI-compatible server?"
-            ) from None
-        return self._parse(url, prompts, payload)
+        payload = client.post_json("/completions", body)
+        return self._parse(client.url("/completions"), prompts, payload)
 
     def _parse(self, url: str, prompts: list[str], payload: Any) -> list[PromptScore]:
         choices = payload.get("choices") if isinstance(payload, dict) else None
@@ -567,3 +551,24 @@ class EndpointScorer:
                 )
             scores.append(PromptScore(tuple(lps), tuple(spans)))
         return scores
+
+
+# --------------------------------------------------------------------------- registry
+
+SCORERS: Registry[type[Scorer]] = Registry(
+    "critic scorer",
+    {"hf": "critic.scoring:HFScorer", "endpoint": "critic.scoring:EndpointScorer"},
+)
+
+
+def load_scorer(name: str, config: Any = None, where: str = "scorer") -> Scorer:
+    """The scorer `name` (a `SCORERS` entry) built from its `Config` instance, or from a mapping
+    of its config keys (None: the config's defaults)."""
+    cls = SCORERS.load(name)
+    if config is None or isinstance(config, Mapping):
+        config = from_mapping(cls.Config, config or {}, where)
+    elif not isinstance(config, cls.Config):
+        raise UserError(
+            f"critic scorer {name!r} takes {cls.Config.__name__}, not {type(config).__name__}."
+        )
+    return cls(config)

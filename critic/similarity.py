@@ -21,20 +21,34 @@ where LP is the total log-probability of the prompt (`similarity`) or its mean p
 
 The total measures the whole change, including tokens that disappeared; the per-token variant
 factors length out and measures how surprising the remaining text became. Both are reported
-everywhere; the plausibility gate uses the one the user picks (total by default, as the paper).
+everywhere; the plausibility gate uses the one the user picks (`similarity`, the total, by default, as
+the paper).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.problem import Block
 
-MEASURES = ("total", "per_token")
+# One name per measure everywhere (configs, flags, critic files, reports): the field name in the
+# critic's output. The short names of earlier configs are still accepted.
+MEASURES = ("similarity", "similarity_per_token")
+MEASURE_ALIASES = {"total": "similarity", "per_token": "similarity_per_token"}
+
+
+def canonical_measure(name: str) -> str:
+    """`name` as one of MEASURES (accepting the older total / per_token), or a UserError."""
+    measure = MEASURE_ALIASES.get(name, name)
+    if measure not in MEASURES:
+        raise UserError(f"critic measure {name!r} is unknown; use {' or '.join(MEASURES)}.")
+    return measure
 
 
 def log_prob_similarity(original: float, perturbed: float) -> float:
@@ -128,11 +142,13 @@ class PlausibilityGate:
     min_similarity: float = field(
         default=90.0, metadata={"help": "lowest similarity (percent) a variant may have"}
     )
-    measure: str = field(default="total", metadata={"help": "total or per_token"})
+    measure: str = field(
+        default="similarity",
+        metadata={"help": "similarity (total log-probability) or similarity_per_token"},
+    )
 
     def __post_init__(self) -> None:
-        if self.measure not in MEASURES:
-            raise UserError(f"gate measure {self.measure!r} is unknown; use total or per_token.")
+        object.__setattr__(self, "measure", canonical_measure(self.measure))
         if not (0.0 <= self.min_similarity <= 100.0) or math.isnan(self.min_similarity):
             raise UserError(
                 f"min similarity {self.min_similarity} is outside 0-100; give a percentage."
@@ -147,7 +163,7 @@ class PlausibilityGate:
                 "reject",
                 "a prompt was cut to fit the model's context, so the two scores cover different text",
             )
-        key = "similarity" if self.measure == "total" else "similarity_per_token"
+        key = self.measure
         value = comparison[key]
         if value < self.min_similarity:
             return (
@@ -155,3 +171,26 @@ class PlausibilityGate:
                 f"{key.replace('_', ' ')} {value:.1f} % is below the gate's {self.min_similarity:g} %",
             )
         return "accept", f"{key.replace('_', ' ')} {value:.1f} % >= {self.min_similarity:g} %"
+
+
+def read_similarities(
+    path: str | os.PathLike[str], measure: str = "similarity"
+) -> dict[str, float]:
+    """Variant task id -> critic similarity (percent) from a `boi critic` output file.
+
+    `measure` is `similarity` (total log-probability) or `similarity_per_token` (see MEASURES).
+    """
+    measure = canonical_measure(measure)
+    out: dict[str, float] = {}
+    for lineno, obj in iter_jsonl(path):
+        fields = obj.get("critic")
+        if not isinstance(fields, Mapping) or "task_id" not in obj:
+            raise UserError(
+                f"{path} line {lineno} has no critic fields; pass the output of boi critic."
+            )
+        if fields.get("original") is True:
+            continue
+        if not isinstance(fields.get(measure), int | float):
+            raise UserError(f"{path} line {lineno}: the critic record has no numeric {measure!r}.")
+        out[obj["task_id"]] = float(fields[measure])
+    return out

@@ -18,19 +18,23 @@ import csv
 import io
 import json
 import random
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import write_text_atomic
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import run_record
+from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
+from benchmarks.stats import mean_std
 from critic.annotate import is_original, score_problems
 from critic.scoring import Scorer
 from critic.similarity import ScoreSummary, compare
+from perturb import KeywordConfig, PerturbConfig, run_catalogue
+from perturb.blocks import split_dataset
 
 SOURCES_PER_CALL = 10
 
@@ -69,8 +73,6 @@ class Table2Config:
 
 def sample_challenges(config: Table2Config) -> list[Problem]:
     """`config.n` challenges drawn without replacement from HumanEval + MBPP, blocks split."""
-    from benchmarks.loaders import load_benchmark
-    from perturb.blocks import split_dataset
 
     pool: list[Problem] = []
     for name, data in (("humaneval", None), ("mbpp", config.mbpp_data)):
@@ -86,12 +88,12 @@ def make_variants(problems: list[Problem], caf: bool, seed: int) -> dict[str, li
 
     One catalogue run per filter setting, so keywords are extracted once for all methods.
     """
-    from perturb import KeywordConfig, PerturbConfig, run_catalogue
-
     config = PerturbConfig(
         transforms=tuple(name for _, name in METHODS),
         seed=seed,
         keywords=KeywordConfig(context_aware=caf),
+        # Table 2 compares prompts a transformation changed; no unchanged stand-ins.
+        keep_unchanged=False,
     )
     result = run_catalogue(problems, config)
     by_transform: dict[str, list[Problem]] = {name: [] for _, name in METHODS}
@@ -111,11 +113,6 @@ class Cell:
     problems: int
 
     def stats(self) -> dict[str, Any]:
-        def mean_std(values: list[float]) -> tuple[float | None, float | None]:
-            if not values:
-                return None, None
-            return statistics.fmean(values), statistics.pstdev(values)
-
         mean, std = mean_std(self.similarities)
         mean_tok, std_tok = mean_std(self.similarities_per_token)
         return {
@@ -213,8 +210,6 @@ def run_table2(
         "distinct_prompts": distinct,
         "seconds": round(time.time() - started, 1),
     }
-    from benchmarks.provenance import run_record
-
     result["provenance"] = run_record({**asdict(config), "scorer": result["scorer"]})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

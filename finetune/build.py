@@ -6,17 +6,18 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import write_text_atomic
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import file_sha256
+from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
-from benchmarks.provenance import file_sha256
 from finetune.data import build_training_examples, save_datasets_folder, write_training_examples
+from perturb import PerturbConfig
 
 
-def _load_source(spec: str, limit: int) -> tuple[list[Problem], dict[str, str | None]]:
-    from benchmarks.loaders import load_benchmark
-
+def _load_source(spec: str, limit: int) -> tuple[list[Problem], dict[str, Any]]:
     name, _, path = spec.partition("=")
     loaded = load_benchmark(name, path or None)
     problems = loaded.problems[:limit] if limit else loaded.problems
@@ -52,15 +53,11 @@ def build_data(
         inputs.append(info)
     eval_problems: list[Problem] = []
     if eval_benchmark:
-        from benchmarks.loaders import load_benchmark
-
         name, _, path = eval_benchmark.partition("=")
         eval_problems = load_benchmark(name, path or None).problems
     transform_config = None
     if flavour == "A":
-        from perturb import PerturbConfig
-
-        transform_config = PerturbConfig(seed=seed)
+        transform_config = PerturbConfig(seed=seed, keep_unchanged=False)
     result = build_training_examples(
         problems,
         flavour,
@@ -73,6 +70,9 @@ def build_data(
         variants_per_task=variants_per_task,
     )
     write_training_examples(out, result.examples)
+    per_transform = Counter(
+        e.lineage[-1]["transform"] if e.lineage else "none" for e in result.examples
+    )
     manifest = {
         "flavour": flavour,
         "inputs": inputs,
@@ -83,9 +83,7 @@ def build_data(
         "eval_benchmark": eval_benchmark,
         "leakage_policy": leakage,
         "counts": result.counts(),
-        "per_transform": dict(
-            Counter(e.lineage[-1]["transform"] if e.lineage else "none" for e in result.examples)
-        ),
+        "per_transform": dict(per_transform),
         "skipped": [s.to_json() for s in result.skipped],
         "overlaps": [o.to_json() for o in result.overlaps],
     }
@@ -97,8 +95,7 @@ def build_data(
         f"{flavour}: {counts['train']} train / {counts['validation']} validation examples "
         f"({counts['train_tasks']} / {counts['validation_tasks']} source tasks, "
         f"{counts['augmented']} augmented)",
-        "per transformation: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(manifest["per_transform"].items())),
+        "per transformation: " + ", ".join(f"{k} {v}" for k, v in sorted(per_transform.items())),
     ]
     reasons = Counter(s.reason.split(" (")[0].split(" to ")[0] for s in result.skipped)
     if reasons:

@@ -3,23 +3,27 @@
 Defaults are the paper's recipe for MBPP (appendix 10.3): AdamW, learning rate 1e-5, batch 64,
 weight decay 0.01, constant schedule, 10% validation split, early stopping on validation loss.
 For MBPP + CodeContests the paper used learning rate 3e-5 and batch 256.
+
+YAML, type checks, did-you-mean for unknown keys and the `--field-name` flags all come from
+`benchmarks.common.config`; `python -m finetune.train` and `boi finetune train` add `--config`
+(`CONFIG_HELP`) and one flag per field with `add_dataclass_arguments(parser, TrainConfig)`.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError, suggest
+from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.errors import UserError, suggest
 
 SCHEDULES = ("constant", "cosine", "linear")
 MIXED_PRECISION = ("no", "bf16", "fp16")
+CONFIG_HELP = "YAML file with config keys (command-line options win)"
 
 
 def _help(text: str) -> dict[str, str]:
@@ -142,10 +146,15 @@ class TrainConfig:
         return self.batch_size // per_step
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return to_dict(self)
 
     def identity(self, data_sha256: str) -> str:
-        """Hash of everything that defines the run (not where it is written)."""
+        """Hash of everything that defines the run (not where it is written).
+
+        Not `provenance.config_hash`: that one dumps JSON with compact separators, so it gives
+        another digest for the same config, and every existing output_dir (its run_config.json
+        records this one) would be refused instead of resumed.
+        """
         # The data file counts by content (its hash), not by where it lies.
         fields = {
             k: v for k, v in self.to_json().items() if k not in {"output_dir", "log_every", "data"}
@@ -154,63 +163,8 @@ class TrainConfig:
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
-FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-
-
-def load_config(
-    path: str | os.PathLike[str] | None, overrides: dict[str, Any] | None = None
+def load_train_config(
+    path: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None = None
 ) -> TrainConfig:
-    """A config from a YAML file (optional) with `overrides` (None values ignored) on top."""
-    values: dict[str, Any] = {}
-    if path:
-        import yaml
-
-        path = Path(path)
-        if not path.is_file():
-            raise UserError(f"Config file {path} does not exist; check the path.")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as err:
-            raise UserError(f"{path} is not valid YAML ({err}); fix the file.") from None
-        if not isinstance(loaded, dict):
-            raise UserError(
-                f"{path} must hold a mapping of config keys; it holds a {type(loaded).__name__}."
-            )
-        for key in loaded:
-            if key not in FIELDS:
-                raise UserError(
-                    f"{path}: unknown config key {key!r}{suggest(str(key), FIELDS)}; "
-                    f"known keys: {', '.join(FIELDS)}."
-                )
-        values.update(loaded)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    for key, value in values.items():
-        expected = FIELDS[key].type
-        if expected == "float" and isinstance(value, int | str):
-            try:
-                values[key] = float(value)
-            except ValueError:
-                raise UserError(f"config key {key!r} must be a number, not {value!r}.") from None
-        elif expected == "int" and not isinstance(value, int):
-            raise UserError(f"config key {key!r} must be an integer, not {value!r}.")
-        elif expected == "str" and not isinstance(value, str):
-            values[key] = str(value)
-    return TrainConfig(**values)
-
-
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """One --option per config field (default None: the YAML or dataclass default wins)."""
-    parser.add_argument("--config", help="YAML file with config keys (command-line options win)")
-    types = {"int": int, "float": float, "str": str}
-    for name, spec in FIELDS.items():
-        parser.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=name,
-            type=types[spec.type],
-            default=None,
-            help=f"{spec.metadata['help']} (default: {spec.default!r})",
-        )
-
-
-def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    return load_config(args.config, {name: getattr(args, name) for name in FIELDS})
+    """A TrainConfig from a YAML file (optional) with `overrides` (None values ignored) on top."""
+    return load_config(TrainConfig, path, overrides)

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, require_fields, write_jsonl
+import perturb
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import dumps, iter_jsonl, require_fields, write_jsonl
 from benchmarks.problem import Problem
 
 FLAVOURS = ("NA", "A")
@@ -230,9 +232,7 @@ def _examples_from_problems(
 
 def default_transforms() -> tuple[str, ...]:
     """The catalogue minus `original` (the originals are in every flavour already)."""
-    from perturb import CATALOGUE
-
-    return tuple(name for name in CATALOGUE if name != "original")
+    return tuple(name for name in perturb.CATALOGUE if name != "original")
 
 
 def _variants(
@@ -242,11 +242,10 @@ def _variants(
     per_task: int,
     seed: int,
 ) -> list[Problem]:
-    import random
-
-    from perturb import apply_catalogue
-
-    variants = apply_catalogue(
+    # Training data wants only prompts a transformation changed: an unchanged stand-in would be
+    # the original again (the runner's keep_unchanged serves paired tables, not training).
+    config = config or perturb.PerturbConfig(keep_unchanged=False)
+    variants = perturb.apply_catalogue(
         list(problems), transforms=tuple(transforms or default_transforms()), config=config
     )
     if per_task <= 0:
@@ -342,7 +341,7 @@ def save_datasets_folder(
     examples: Sequence[TrainingExample], folder: str | os.PathLike[str]
 ) -> None:
     """The examples as a `datasets.DatasetDict` (train/validation) saved with `save_to_disk`."""
-    import datasets
+    import datasets  # lazy: heavy (pyarrow), and only needed for --datasets-dir
 
     splits = {}
     for split in ("train", "validation"):
@@ -356,8 +355,6 @@ def save_datasets_folder(
 
 def _json_text(obj: Any) -> str:
     # Lineage params differ per transformation; Arrow needs one schema, so each step is a string.
-    from benchmarks.jsonl import dumps
-
     return dumps(obj)
 
 
@@ -423,7 +420,7 @@ def _adds_bos(tokenizer: Any) -> bool:
 
 def collate(batch: Sequence[TokenizedExample], pad_token_id: int) -> dict[str, Any]:
     """Right-padded tensors: input_ids, attention_mask, labels (-100 on padding), index."""
-    import torch
+    import torch  # lazy: heavy
 
     width = max(len(item.input_ids) for item in batch)
     input_ids = torch.full((len(batch), width), pad_token_id, dtype=torch.long)
@@ -443,7 +440,7 @@ def solution_loss(logits: Any, labels: Any) -> tuple[Any, Any]:
     The paper's "custom causal LM loss": next-token cross-entropy only where labels are not -100.
     Returning the sum and the count lets validation average over tokens, not over batches.
     """
-    import torch.nn.functional as F
+    import torch.nn.functional as F  # lazy: heavy
 
     shift_logits = logits[:, :-1, :].float()
     shift_labels = labels[:, 1:]

@@ -19,25 +19,34 @@ A killed run resumes from its newest checkpoint when the same command is run aga
 optimizer, RNG and the position in the data order are restored, so it continues exactly where the
 checkpoint was taken. Checkpoints and the best model are written beside their final place and
 renamed into it, so a crash never leaves a half-written one in place of a good one.
+
+torch and accelerate are imported inside the functions that use them (transformers inside
+`benchmarks.common.models`): importing them takes seconds, which `--help` and a config error
+should not wait for.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import dumps, iter_jsonl, write_jsonl, write_text_atomic
-from benchmarks.provenance import file_sha256, package_versions
-from finetune.config import TrainConfig
+from benchmarks.common.atomic import recover_dir, replace_dir, write_text_atomic
+from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import JsonlAppender
+from benchmarks.common.models import load_model, load_tokenizer, resolve_model
+from benchmarks.common.provenance import file_sha256, git_revision, package_versions
+from benchmarks.common.rundir import claim_run_dir
+from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
 from finetune.data import (
     Skipped,
     TokenizedExample,
@@ -50,6 +59,7 @@ from finetune.data import (
 
 CHECKPOINTS = "checkpoints"
 MODEL = "model"
+RUN_CONFIG = "run_config.json"
 
 
 @dataclass
@@ -81,7 +91,7 @@ class EpochSampler:
         self.epoch = epoch
 
     def __iter__(self):  # noqa: ANN204 - the torch Sampler protocol
-        import torch
+        import torch  # lazy: heavy
 
         generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
         return iter(torch.randperm(self.size, generator=generator).tolist())
@@ -122,7 +132,7 @@ def get_dataloaders(
 ) -> tuple[Any, list[TokenizedExample], dict[str, Any]]:
     """The training dataloader (to be sharded across processes by `accelerator.prepare`), the
     tokenised validation examples, and counts for the results file."""
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader  # lazy: heavy
 
     examples = read_training_examples(config.data)
     train = [e for e in examples if e.split == "train"]
@@ -149,8 +159,9 @@ def get_dataloaders(
         )
     pad_token_id, pad_note = resolve_pad_token_id(tokenizer)
     sampler = EpochSampler(len(train_items), config.seed)
-    loader = DataLoader(
-        _Examples(train_items),
+    dataset: Any = _Examples(train_items)  # a map-style dataset; DataLoader needs no more
+    loader: Any = DataLoader(
+        dataset,
         batch_size=config.per_device_batch_size,
         sampler=sampler,
         collate_fn=lambda batch: _collate_with_index(batch, pad_token_id),
@@ -169,7 +180,7 @@ def get_dataloaders(
 
 
 def _collate_with_index(batch: Sequence[tuple[int, TokenizedExample]], pad_token_id: int) -> dict:
-    import torch
+    import torch  # lazy: heavy
 
     tensors = collate([item for _, item in batch], pad_token_id)
     tensors["index"] = torch.tensor([index for index, _ in batch])
@@ -188,7 +199,7 @@ def _validation_loss(
     Each process takes every num_processes-th example; all processes run the same number of
     forward passes (ZeRO-3 gathers parameters collectively), padding with a zero-weight batch.
     """
-    import torch
+    import torch  # lazy: heavy
 
     shard = list(items[accelerator.process_index :: accelerator.num_processes])
     longest = math.ceil(len(items) / accelerator.num_processes)
@@ -227,38 +238,6 @@ def _learning_rate(config: TrainConfig, step: int, total_steps: int) -> float:
 # --- output directory, checkpoints, export ----------------------------------------------------
 
 
-def check_output_dir(output_dir: Path, identity: str, config_json: dict[str, Any]) -> bool:
-    """True when `output_dir` holds this same run (resume); False when it is new or empty.
-
-    Refuses a folder that holds another run, or files that are not a run's.
-    """
-    marker = output_dir / "run_config.json"
-    if marker.exists():
-        try:
-            recorded = json.loads(marker.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            raise UserError(
-                f"{marker} is corrupt; delete {output_dir} or choose another output_dir."
-            ) from None
-        if recorded.get("identity") != identity:
-            changed = sorted(
-                key
-                for key, value in recorded.get("config", {}).items()
-                if key in config_json and config_json[key] != value
-            )
-            detail = f" (changed: {', '.join(changed)})" if changed else " (the data file changed)"
-            raise UserError(
-                f"{output_dir} holds a different training run{detail}; choose a new output_dir, "
-                "or run the same config to resume it."
-            )
-        return True
-    if output_dir.exists() and any(output_dir.iterdir()):
-        raise UserError(
-            f"{output_dir} is not empty and holds no run_config.json; choose a new or empty output_dir."
-        )
-    return False
-
-
 def latest_checkpoint(output_dir: Path) -> Path | None:
     """The newest complete checkpoint (its trainer_state.json is written last)."""
     folder = output_dir / CHECKPOINTS
@@ -268,26 +247,13 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
     return max(complete, key=lambda p: int(p.name.split("-")[1]), default=None)
 
 
-def _swap_in(tmp: Path, final: Path) -> None:
-    """Replace `final` by the complete folder `tmp`; the old one is removed only afterwards."""
-    old = final.with_name(final.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    if old.exists():
-        shutil.rmtree(old)
-
-
 def _recover_output_dir(output_dir: Path) -> None:
-    """Undo what a kill during a save left behind: temporary folders, a half-swapped model."""
-    model, old = output_dir / MODEL, output_dir / (MODEL + ".old")
-    if old.exists() and not model.exists():
-        os.replace(old, model)
-    for leftover in [*output_dir.glob(".tmp-*"), *(output_dir / CHECKPOINTS).glob(".tmp-*"), old]:
-        if leftover.exists():
-            shutil.rmtree(leftover)
+    """Undo what a kill during a save left behind: temporary folders, a half-swapped folder."""
+    recover_dir(output_dir / MODEL)
+    for old in (output_dir / CHECKPOINTS).glob("step-*.old"):
+        recover_dir(old.with_name(old.name.removesuffix(".old")))
+    for leftover in [*output_dir.glob(".tmp-*"), *(output_dir / CHECKPOINTS).glob(".tmp-*")]:
+        shutil.rmtree(leftover)
 
 
 def _save_checkpoint(accelerator: Any, output_dir: Path, state: TrainerState, keep: int) -> Path:
@@ -300,7 +266,7 @@ def _save_checkpoint(accelerator: Any, output_dir: Path, state: TrainerState, ke
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         write_text_atomic(tmp / "trainer_state.json", json.dumps(asdict(state), indent=1))
-        _swap_in(tmp, final)
+        replace_dir(tmp, final)
         older = sorted(
             (p for p in final.parent.glob("step-*") if p != final),
             key=lambda p: int(p.name.split("-")[1]),
@@ -329,29 +295,8 @@ def _export_model(
         )
         tokenizer.save_pretrained(tmp)
         write_text_atomic(tmp / "boi_training.json", json.dumps(summary, indent=1))
-        _swap_in(tmp, output_dir / MODEL)
+        replace_dir(tmp, output_dir / MODEL)
     accelerator.wait_for_everyone()
-
-
-class _ResumableLog:
-    """An append-only JSONL log that, on resume, first drops what came after the checkpoint."""
-
-    def __init__(self, path: Path, keep: Callable[[dict[str, Any]], bool] | None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if keep is None:
-            write_jsonl(path, [])
-        elif path.exists():
-            write_jsonl(
-                path, [obj for _, obj in iter_jsonl(path, tolerate_torn_tail=True) if keep(obj)]
-            )
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-
-    def append(self, record: dict[str, Any]) -> None:
-        self._handle.write(dumps(record) + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        self._handle.close()
 
 
 def _sharding_info(accelerator: Any, model: Any) -> dict[str, Any]:
@@ -362,7 +307,7 @@ def _sharding_info(accelerator: Any, model: Any) -> dict[str, Any]:
         total += full if full is not None else parameter.numel()
         shard = getattr(parameter, "ds_tensor", None)
         local += shard.numel() if shard is not None else parameter.numel()
-    from accelerate.utils import gather_object
+    from accelerate.utils import gather_object  # lazy: heavy
 
     locals_ = gather_object([local]) if accelerator.num_processes > 1 else [local]
     return {"param_numel": total, "param_numel_per_process": [int(x) for x in locals_]}
@@ -372,7 +317,7 @@ def _sharding_info(accelerator: Any, model: Any) -> dict[str, Any]:
 
 
 def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
-    import torch
+    import torch  # lazy: heavy
     from accelerate import Accelerator
     from accelerate.utils import DeepSpeedPlugin, InitProcessGroupKwargs
 
@@ -415,9 +360,8 @@ def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
 
 def training_function(config: TrainConfig) -> dict[str, Any]:
     """Train, evaluate, checkpoint and export; returns what all_results.json holds."""
-    import torch
+    import torch  # lazy: heavy
     from accelerate.utils import set_seed
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     config.require_paths()
     if not Path(config.data).is_file():
@@ -425,8 +369,23 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             f"Training data {config.data} does not exist; run boi finetune build-data first."
         )
     output_dir = Path(config.output_dir)
-    identity = config.identity(file_sha256(config.data))
-    resuming = check_output_dir(output_dir, identity, config.to_json())
+    data_sha256 = file_sha256(config.data)
+    identity = config.identity(data_sha256)
+    # A new or empty output_dir starts the run, one whose run_config.json records this identity
+    # resumes it, anything else is refused (saying which config keys changed).
+    resuming = (
+        claim_run_dir(
+            output_dir,
+            identity,
+            config.to_json(),
+            marker=RUN_CONFIG,
+            hash_key="identity",
+            what="training run",
+            option="output_dir",
+            unchanged=" (the data file changed)",
+        )
+        is not None
+    )
 
     accelerator, accumulation = _make_accelerator(config)
     accelerator.wait_for_everyone()
@@ -435,7 +394,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             _recover_output_dir(output_dir)
         else:
             write_text_atomic(
-                output_dir / "run_config.json",
+                output_dir / RUN_CONFIG,
                 json.dumps({"identity": identity, "config": config.to_json()}, indent=1),
             )
     accelerator.wait_for_everyone()
@@ -445,27 +404,17 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         accelerator.print(f"{output_dir} already holds the finished run; see {results_path}.")
         return json.loads(results_path.read_text(encoding="utf-8"))
 
-    from benchmarks.models import resolve_model
-
     with accelerator.main_process_first():
         # The embedded model is converted on first use; one process does it, the others reuse it.
         model_path = resolve_model(config.model or None)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-    except (OSError, ValueError) as err:
-        raise UserError(
-            f"Cannot load a tokenizer from {config.model!r} ({err}); pass a model folder."
-        ) from None
+    tokenizer = load_tokenizer(model_path, shown=config.model)
     train_dl, val_items, data_info = get_dataloaders(config, tokenizer)
     # The model is built after set_seed so the seed also controls any newly initialised weights;
-    # under ZeRO-3 (zero3_init_flag) it is partitioned across processes as it loads.
+    # under ZeRO-3 (zero3_init_flag) it is partitioned across processes as it loads. It is
+    # loaded in float32 (accelerate / DeepSpeed apply mixed precision) onto accelerate's device,
+    # where ZeRO-3 already put its partitions, so the move is a no-op for them.
     set_seed(config.seed)
-    try:
-        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
-    except (OSError, ValueError) as err:
-        raise UserError(
-            f"Cannot load a causal LM from {config.model!r} ({err}); pass a model folder."
-        ) from None
+    model = load_model(model_path, dtype="fp32", device=str(accelerator.device), shown=config.model)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "norm" not in n.lower()]
     no_decay = [
         p for n, p in model.named_parameters() if not (p.ndim >= 2 and "norm" not in n.lower())
@@ -492,17 +441,21 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         )
         accelerator.print(f"resuming from {checkpoint} (step {state.step}, epoch {state.epoch})")
     keep_to = state.micro_batches if checkpoint is not None else None
+    # A resumed run first forgets what the logs hold from after its checkpoint; a new one
+    # (or one killed before its first checkpoint) starts them empty.
     metrics = (
-        _ResumableLog(
+        JsonlAppender(
             output_dir / "metrics.jsonl",
-            None if checkpoint is None else (lambda r: r["step"] <= state.step),
+            keep=lambda r: r["step"] <= state.step,
+            fresh=checkpoint is None,
         )
         if accelerator.is_main_process
         else None
     )
-    order_log = _ResumableLog(
+    order_log = JsonlAppender(
         output_dir / "data_order" / f"rank-{accelerator.process_index}.jsonl",
-        None if keep_to is None else (lambda r: r["micro_batch"] < keep_to),
+        keep=lambda r: r["micro_batch"] < keep_to,
+        fresh=keep_to is None,
     )
 
     def summary() -> dict[str, Any]:
@@ -635,7 +588,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         "resumed_from": str(checkpoint) if checkpoint else None,
         "seconds_this_session": round(seconds, 2),
         "seconds_per_step": round(seconds / steps_this_session, 4) if steps_this_session else None,
-        "data": {**data_info, "path": str(config.data), "sha256": file_sha256(config.data)},
+        "data": {**data_info, "path": str(config.data), "sha256": data_sha256},
         "distributed": {
             "num_processes": accelerator.num_processes,
             "distributed_type": str(accelerator.distributed_type).split(".")[-1],
@@ -647,7 +600,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             **sharding,
         },
         "versions": package_versions(),
-        "git_commit": _git_commit(),
+        "git_commit": git_revision()["commit"],
     }
     if accelerator.is_main_process:
         text = json.dumps(results, indent=1)
@@ -668,35 +621,16 @@ def _zero_stage(accelerator: Any) -> int | None:
     return None if plugin is None else int(plugin.zero_stage)
 
 
-def _git_commit() -> str | None:
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    from finetune.config import add_config_arguments, config_from_args
-
     parser = argparse.ArgumentParser(
         prog="python -m finetune.train", description=__doc__.split("\n")[0]
     )
-    add_config_arguments(parser)
+    parser.add_argument("--config", help=CONFIG_HELP)
+    add_dataclass_arguments(parser, TrainConfig)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        training_function(config_from_args(args))
+        training_function(load_train_config(args.config, overrides_from_args(args, TrainConfig)))
     except UserError as err:
         print(f"finetune train: error: {err}", file=sys.stderr)
         return 2

@@ -3,7 +3,16 @@
 from perturb.blocks import split_blocks, split_dataset
 from perturb.catalogue import CatalogueResult, PerturbConfig, apply_catalogue, run_catalogue
 from perturb.keywords import KeywordConfig, analyze_keywords
-from perturb.transforms import CATALOGUE, TRANSFORMS, NotApplicable, get_transform
+from perturb.transforms import (
+    CATALOGUE,
+    TRANSFORMS,
+    NotApplicable,
+    Variant,
+    get_transform,
+    register_chain,
+    transform,
+    transform_labels,
+)
 
 __all__ = [
     "CATALOGUE",
@@ -12,10 +21,14 @@ __all__ = [
     "KeywordConfig",
     "NotApplicable",
     "PerturbConfig",
+    "Variant",
     "analyze_keywords",
     "apply_catalogue",
     "get_transform",
+    "register_chain",
     "run_catalogue",
     "split_blocks",
     "split_dataset",
+    "transform",
+    "transform_labels",
 ]

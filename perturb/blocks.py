@@ -66,9 +66,7 @@ def _parse_prompt(prompt: str) -> ast.Module:
     raise SplitError("the prompt is not valid Python, even with a `pass` body added")
 
 
-def _target_function(
-    module: ast.Module, entry_point: str | None
-) -> ast.FunctionDef | ast.AsyncFunctionDef:
+def _target_function(module: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef:
     defs = [n for n in ast.walk(module) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     if not defs:
         raise SplitError("the prompt defines no function")
@@ -98,12 +96,16 @@ def _example_start(prompt: str, start: int, end: int, name: str) -> int | None:
     return None
 
 
-def split_function_prompt(prompt: str, entry_point: str | None = None) -> Split:
-    """Split a HumanEval-style prompt (a function signature and its docstring)."""
+def split_function_prompt(prompt: str) -> Split:
+    """Split a HumanEval-style prompt (a function signature and its docstring).
+
+    The function is the last one defined, whatever the record's entry point says (the
+    paper's rule, appendix 10.7).
+    """
     if not prompt.strip():
         raise SplitError("the prompt is empty")
     module = _parse_prompt(prompt)
-    func = _target_function(module, entry_point)
+    func = _target_function(module)
     line_starts = [m.start() for m in re.finditer(r"^", prompt, re.MULTILINE)]
     first = func.decorator_list[0] if func.decorator_list else func
     name_start = line_starts[first.lineno - 1]
@@ -119,7 +121,13 @@ def split_function_prompt(prompt: str, entry_point: str | None = None) -> Split:
         ),
         None,
     )
-    if doc_node is None or doc_node.lineno > len(line_starts) or doc_node.end_lineno is None:
+    if (
+        doc_node is None
+        or doc_node.lineno > len(line_starts)
+        # ast.parse sets end_lineno and end_col_offset together; both are Optional in the stubs.
+        or doc_node.end_lineno is None
+        or doc_node.end_col_offset is None
+    ):
         absent["description"] = "the function has no docstring"
         absent["examples"] = "the function has no docstring"
         return Split(_cut(prompt, [("prefix", 0), ("name", name_start)]), absent)
@@ -218,7 +226,7 @@ def split_blocks(problem: Problem) -> Problem:
     split = (
         split_statement_prompt(problem.prompt)
         if problem.is_stdio
-        else split_function_prompt(problem.prompt, problem.entry_point)
+        else split_function_prompt(problem.prompt)
     )
     return problem.replace(blocks=split.blocks, absent_blocks=split.absent)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from benchmarks.errors import UserError
+import yaml
+
+from benchmarks.common.errors import UserError
 from benchmarks.problem import LineageStep, Problem
 from perturb.blocks import split_dataset
 from perturb.keywords import Embedder, KeywordAnalysis, KeywordConfig, analyze_keywords
@@ -17,8 +20,7 @@ from perturb.transforms import (
     TRANSFORMS,
     NotApplicable,
     Transform,
-    get_transform,
-    transform_parameters,
+    bind_transforms,
 )
 
 
@@ -26,34 +28,67 @@ from perturb.transforms import (
 class PerturbConfig:
     """What `boi perturb` (and the runner) applies."""
 
-    transforms: tuple[str, ...] = CATALOGUE
-    """Catalogue entries to apply, in order (see `boi perturb --list`)."""
-    anonymous_name: str = "func"
-    """The name Anonymize gives the function (the paper also tried action, do_stuff, XYZ)."""
-    seed: int = 0
-    """Run seed; each transformation draws from Random((seed, task id, name))."""
+    transforms: tuple[str, ...] = field(
+        default=CATALOGUE,
+        metadata={"help": "catalogue entries to apply, in order (see `boi perturb --list`)"},
+    )
+    anonymous_name: str = field(
+        default="func",
+        metadata={
+            "help": "the name Anonymize gives the function (the paper also tried action, "
+            "do_stuff, XYZ); fills `name` for every transformation that takes one unless "
+            "params sets it"
+        },
+    )
+    seed: int = field(
+        default=0,
+        metadata={"help": "run seed; a transformation's randomness is Random((seed, task, name))"},
+    )
     keywords: KeywordConfig = field(default_factory=KeywordConfig)
-    keep_unchanged: bool = False
-    """Where a transformation does not apply, emit the problem unchanged as its variant (lineage
-    says why), so every transformation covers every problem, as in the paper's tables; its
-    prompt is the original's, so the runner generates it once. Off: no variant."""
+    keep_unchanged: bool = field(
+        default=True,
+        metadata={
+            "help": "where a transformation does not apply, emit the problem unchanged as its "
+            "variant (lineage says why), so every transformation covers every problem, as in "
+            "the paper's tables; its prompt is the original's, so the runner generates it "
+            "once. False: no variant"
+        },
+    )
+    params: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata={
+            "help": "transformation name -> parameter overrides, e.g. {anonymize: {name: XYZ}} "
+            "(`boi perturb --list` shows each one's parameters)"
+        },
+    )
 
     def __post_init__(self) -> None:
-        for name in self.transforms:
-            get_transform(name)  # raises a UserError with a suggestion for unknown names
-        if len(set(self.transforms)) != len(self.transforms):
-            raise UserError(
-                f"transforms {list(self.transforms)} name one transformation twice; list each once."
-            )
+        self.bound()  # unknown names, parameters and repeats are UserErrors with a suggestion
 
     def bound(self) -> list[Transform]:
         """The configured transformations, bound to their parameters."""
-        return [
-            get_transform(
-                n, **({"name": self.anonymous_name} if "name" in transform_parameters(n) else {})
+        return bind_transforms(self.transforms, self.params, self.anonymous_name)
+
+
+def parse_param_overrides(items: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """`TRANSFORM.PARAM=VALUE` strings (values read as YAML scalars) as `PerturbConfig.params`.
+
+    Only the syntax is checked here; `PerturbConfig` checks the names and the values' types.
+    """
+    params: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, equals, text = item.partition("=")
+        name, dot, param = key.strip().partition(".")
+        if not equals or not dot or not name or not param:
+            raise UserError(
+                f"--param {item!r} is not TRANSFORM.PARAM=VALUE; write e.g. anonymize.name=XYZ."
             )
-            for n in self.transforms
-        ]
+        try:
+            value = yaml.safe_load(text) if text.strip() else text
+        except yaml.YAMLError:
+            value = text  # not YAML (an unbalanced quote, say): the text as it is
+        params.setdefault(name, {})[param] = value
+    return params
 
 
 @dataclass
@@ -128,4 +163,4 @@ def apply_catalogue(
 
 def available_transforms() -> dict[str, str]:
     """name -> one-line description, for `--list` and docs."""
-    return {name: factory().description for name, factory in TRANSFORMS.items()}
+    return {name: factory.description for name, factory in TRANSFORMS.items()}

@@ -15,7 +15,7 @@ JSON_COLUMNS = ("stdio_tests", "blocks", "absent_blocks", "lineage", "metadata")
 
 def to_hf_dataset(problems: Sequence[Problem]) -> Any:
     """A `datasets.Dataset` with one row per problem; nested fields as JSON strings."""
-    from datasets import Dataset
+    from datasets import Dataset  # heavy; only this export needs it
 
     rows = []
     for problem in problems:

@@ -27,11 +27,11 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import Problem
 
 EMBEDDED_EMBEDDER = "embedded"
@@ -69,29 +69,61 @@ class KeywordConfig:
     all-MiniLM-L6-v2 (see README, "Keyword calibration"); the paper's values for its
     code-fine-tuned embedder are code_threshold=0.7, context_threshold=0.7."""
 
-    embedder: str = EMBEDDED_EMBEDDER
-    """sentence-transformers model name or path; `embedded` = all-MiniLM-L6-v2 from the wheel."""
-    anchors: tuple[str, ...] = ("Python", "Programming", "Code", "Variable")
-    """Words that define 'code-related' (paper section 5.2)."""
-    code_threshold: float = 0.3
-    """Minimum cosine similarity to some anchor for a candidate to count as code-related."""
-    context_threshold: float = 0.6
-    """A context token above this similarity makes the candidate recoverable (strictly above)."""
-    top_n: int = 20
-    """KeyBERT candidates per problem."""
-    ngram_range: tuple[int, int] = (1, 2)
-    """Unigram and bigram candidates."""
-    keyword_blocks: tuple[str, ...] = ("description", "io_spec")
-    """Blocks whose prose keywords are taken from (io_spec exists for CodeContests only)."""
-    extra_stop_words: tuple[str, ...] = ("write", "function", "python", "given", "program", "task")
-    """Boilerplate of every prompt, never worth dropping, added to sklearn's English stop words."""
-    context_aware: bool = True
-    """The context-aware filter; off = every code-related candidate is droppable (paper Table 2 ablation)."""
-    type_rule: bool = True
-    """Type keywords are droppable when an instance of the type is in the examples or signature."""
-    first_occurrence_rule: bool = True
-    """A repeated keyword's later occurrences are droppable (the first stays)."""
-    batch_size: int = 128
+    embedder: str = field(
+        default=EMBEDDED_EMBEDDER,
+        metadata={
+            "help": "sentence-transformers model name or path; `embedded` = all-MiniLM-L6-v2 from the wheel"
+        },
+    )
+    anchors: tuple[str, ...] = field(
+        default=("Python", "Programming", "Code", "Variable"),
+        metadata={"help": "words that define 'code-related' (paper section 5.2)"},
+    )
+    code_threshold: float = field(
+        default=0.3,
+        metadata={
+            "help": "minimum cosine similarity to some anchor for a candidate to count as code-related"
+        },
+    )
+    context_threshold: float = field(
+        default=0.6,
+        metadata={
+            "help": "a context token above this similarity makes the candidate recoverable (strictly above)"
+        },
+    )
+    top_n: int = field(default=20, metadata={"help": "KeyBERT candidates per problem"})
+    ngram_range: tuple[int, int] = field(
+        default=(1, 2), metadata={"help": "unigram and bigram candidates"}
+    )
+    keyword_blocks: tuple[str, ...] = field(
+        default=("description", "io_spec"),
+        metadata={
+            "help": "blocks whose prose keywords are taken from (io_spec exists for CodeContests only)"
+        },
+    )
+    extra_stop_words: tuple[str, ...] = field(
+        default=("write", "function", "python", "given", "program", "task"),
+        metadata={
+            "help": "boilerplate of every prompt, never worth dropping, added to sklearn's English stop words"
+        },
+    )
+    context_aware: bool = field(
+        default=True,
+        metadata={
+            "help": "the context-aware filter; off = every code-related candidate is droppable (paper Table 2 ablation)"
+        },
+    )
+    type_rule: bool = field(
+        default=True,
+        metadata={
+            "help": "type keywords are droppable when an instance of the type is in the examples or signature"
+        },
+    )
+    first_occurrence_rule: bool = field(
+        default=True,
+        metadata={"help": "a repeated keyword's later occurrences are droppable (the first stays)"},
+    )
+    batch_size: int = field(default=128, metadata={"help": "texts per embedder call"})
 
     def __post_init__(self) -> None:
         for name in ("code_threshold", "context_threshold"):
@@ -327,7 +359,6 @@ def analyze_keywords(
     problems: Sequence[Problem],
     config: KeywordConfig | None = None,
     embedder: Embedder | None = None,
-    progress: bool = False,
 ) -> list[KeywordAnalysis]:
     """Droppable keywords with every decision, for a whole dataset in batched calls.
 
@@ -446,6 +477,22 @@ def _precomputed_backend() -> Any:
     return Precomputed()
 
 
+class _DecisionBase(TypedDict):
+    """The KeywordDecision fields every rule fills in."""
+
+    keyword: str
+    keybert_score: float
+    best_anchor: str
+    anchor_similarity: float
+
+
+class _DecisionFound(_DecisionBase):
+    """Plus the context fields, once the keyword passed the code filter."""
+
+    context_token: str | None
+    context_similarity: float | None
+
+
 def _decide(
     doc: _Doc,
     keyword: str,
@@ -457,7 +504,7 @@ def _decide(
     vector = embedder.embed([keyword])[0]
     anchor_sims = anchors @ vector
     best = int(np.argmax(anchor_sims))
-    base = {
+    base: _DecisionBase = {
         "keyword": keyword,
         "keybert_score": round(score, 4),
         "best_anchor": config.anchors[best],
@@ -474,14 +521,18 @@ def _decide(
         # A bigram is only as recoverable as its least recoverable word: "numbers closer" is not
         # recoverable because `numbers` is in the signature.
         parts = keyword.split() if len(keyword.split()) > 1 else [keyword]
-        best = []
+        per_part: list[tuple[float, str]] = []  # (similarity, closest context token) per word
         for part in parts:
             sims = context @ (vector if part == keyword else embedder.embed([part])[0])
             top = int(np.argmax(sims))
-            best.append((float(sims[top]), doc.context_tokens[top]))
-        weakest = min(best)
+            per_part.append((float(sims[top]), doc.context_tokens[top]))
+        weakest = min(per_part)
         context_token, context_similarity = weakest[1], round(weakest[0], 4)
-    found = {**base, "context_token": context_token, "context_similarity": context_similarity}
+    found: _DecisionFound = {
+        **base,
+        "context_token": context_token,
+        "context_similarity": context_similarity,
+    }
     if config.first_occurrence_rule and len(occurrences) > 1:
         return KeywordDecision(
             **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])

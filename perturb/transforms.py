@@ -1,11 +1,15 @@
 """The transformation catalogue (paper section 5.2): pure, registered, self-describing.
 
-A transformation is made by a registered factory (`TRANSFORMS[name](**params)`), which binds
-and records its parameters. Applying it to a split problem and its keyword analysis returns new
-immutable problems, each with one lineage step saying what was removed or renamed, or an
-explicit `NotApplicable` with the reason. Nothing here reads global state: the only randomness
-is a `random.Random` seeded from (run seed, task id, transform name), so results do not depend
-on worker count or order.
+A transformation is a function `fn(problem, keywords, **params)` registered with `@transform`;
+it returns `(problem, changes)` pairs (`Variant`s: the new problem, and what was removed or
+renamed) or an explicit `NotApplicable` with the reason. Its keyword-only parameters, with
+their defaults, are what users can set (`PerturbConfig.params`, `boi perturb --param
+NAME.PARAM=VALUE`); the registered factory (`TRANSFORMS[name](**params)`) checks them and binds
+them into a `Transform`, which names the variants, records one lineage step per variant and
+refuses results that are not valid Python. `register_chain` composes registered
+transformations into a new one. Nothing here reads global state: a transformation that needs
+randomness declares a keyword-only `rng` and receives `transform_rng(seed, task id, name)`, so
+results do not depend on worker count or order.
 
 Catalogue: original, drop_one, drop_all, drop_examples, anonymize, anon_drop_one,
 anon_drop_all, anon_drop_examples. Examples and keywords are never dropped together, and no
@@ -15,20 +19,25 @@ transformation removes every block.
 from __future__ import annotations
 
 import ast
+import inspect
 import random
 import re
 import tokenize
+import typing
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from benchmarks.errors import UserError, suggest
+from benchmarks.common.config import convert_value
+from benchmarks.common.errors import UserError, suggest
 from benchmarks.problem import Block, LineageStep, Problem
 from benchmarks.pysource import rename_identifier
 from perturb.keywords import KeywordAnalysis, KeywordDecision
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+RNG = "rng"
+"""The keyword-only parameter through which a transformation asks for its random generator."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,24 @@ class NotApplicable:
     reason: str
 
 
+class Variant(NamedTuple):
+    """What a transformation function makes: the new problem and its lineage `changes`."""
+
+    problem: Problem
+    changes: dict[str, Any]
+
+
+Variants = list[Variant] | NotApplicable
+"""What a registered transformation function returns."""
 Outcome = list[Problem] | NotApplicable
+"""What a bound `Transform` returns: the variants with their ids and lineage."""
+Apply = Callable[[Problem, KeywordAnalysis | None, int], Variants]
+"""A transformation bound to its parameters: (problem, keywords, seed) -> variants."""
+
+
+def transform_rng(seed: int, task_id: str, name: str) -> random.Random:
+    """The random generator of transformation `name` on `task_id` in a run with `seed`."""
+    return random.Random(f"{seed}:{task_id}:{name}")
 
 
 @dataclass(frozen=True)
@@ -49,8 +75,18 @@ class Transform:
     version: str
     params: dict[str, Any]
     needs_keywords: bool
+    multi_variant: bool
+    """It may make several variants of one problem: ids always carry an index (`::name/0`)."""
     description: str
-    _apply: Callable[..., Outcome] = field(repr=False, compare=False)
+    _apply: Apply = field(repr=False, compare=False)
+
+    def variants(
+        self, problem: Problem, keywords: KeywordAnalysis | None = None, seed: int = 0
+    ) -> Variants:
+        """The raw `(problem, changes)` pairs: no ids, lineage or validity check yet."""
+        if self.needs_keywords and keywords is None:
+            raise ValueError(f"transform {self.name} needs the problem's keyword analysis")
+        return self._apply(problem, keywords, seed)
 
     def __call__(
         self, problem: Problem, keywords: KeywordAnalysis | None = None, seed: int = 0
@@ -58,27 +94,21 @@ class Transform:
         """Variants of `problem` (split into blocks), or NotApplicable."""
         if problem.blocks is None:
             return NotApplicable("the problem has not been split into blocks")
-        if self.needs_keywords and keywords is None:
-            raise ValueError(f"transform {self.name} needs the problem's keyword analysis")
-        rng = random.Random(f"{seed}:{problem.task_id}:{self.name}")
-        outcome = self._apply(problem, keywords, rng, **self.params)
+        outcome = self.variants(problem, keywords, seed)
         if isinstance(outcome, NotApplicable):
             return outcome
         checked = []
-        for index, variant in enumerate(outcome):
-            problem_id = f"{problem.task_id}::{self.name}" + (
-                f"/{index}" if len(outcome) > 1 or self.name.endswith("drop_one") else ""
-            )
-            step = LineageStep(
-                self.name, self.version, self.params, seed, variant.metadata.get("_changes", {})
-            )
-            metadata = {k: v for k, v in variant.metadata.items() if k != "_changes"}
-            variant = variant.replace(
-                task_id=problem_id if self.name != "original" else problem.task_id,
-                source_task_id=problem.source_task_id,
-                lineage=problem.lineage + ((step,) if self.name != "original" else ()),
-                metadata=metadata,
-            )
+        for index, (variant, changes) in enumerate(outcome):
+            if self.name == "original":
+                variant = variant.replace(task_id=problem.task_id, lineage=problem.lineage)
+            else:
+                indexed = len(outcome) > 1 or self.multi_variant
+                variant = variant.replace(
+                    task_id=f"{problem.task_id}::{self.name}" + (f"/{index}" if indexed else ""),
+                    source_task_id=problem.source_task_id,
+                    lineage=problem.lineage
+                    + (LineageStep(self.name, self.version, self.params, seed, changes),),
+                )
             invalid = _invalid_python(variant)
             if invalid:
                 return NotApplicable(f"the result would not be valid Python ({invalid})")
@@ -86,7 +116,70 @@ class Transform:
         return checked
 
 
-TRANSFORMS: dict[str, Callable[..., Transform]] = {}
+class TransformFactory:
+    """A registered transformation: call it with parameter overrides to get a `Transform`."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        parameters: Mapping[str, Any],
+        hints: Mapping[str, Any],
+        needs_keywords: bool,
+        multi_variant: bool,
+        description: str,
+        bind: Callable[[dict[str, Any]], Apply],
+        steps: tuple[str, ...] = (),
+        label: str | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.parameters = dict(parameters)
+        """Parameter name -> default: everything a user can set."""
+        self.hints = dict(hints)
+        self.needs_keywords = needs_keywords
+        self.multi_variant = multi_variant
+        self.description = description
+        self.label = label
+        """Its row name in reports (the paper's Table 3 names); None: the name itself."""
+        self.steps = steps
+        """The registered transformations a chain applies, in order (empty: not a chain)."""
+        self._bind = bind
+
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """`params` over the defaults, values converted to the declared types; unknown names and
+        wrong types are UserErrors saying what the transformation takes."""
+        unknown = sorted(set(params) - set(self.parameters))
+        if unknown:
+            key = unknown[0]
+            raise UserError(
+                f"transform {self.name} has no parameter {key!r}{suggest(key, self.parameters)}; it takes {sorted(self.parameters) or 'none'}."
+            )
+        checked = dict(self.parameters)
+        for key, value in params.items():
+            hint = self.hints.get(key, Any)
+            checked[key] = convert_value(value, hint, f"transform {self.name} parameter {key}")
+        return checked
+
+    def __call__(self, **params: Any) -> Transform:
+        checked = self.check_params(params)
+        return Transform(
+            self.name,
+            self.version,
+            checked,
+            self.needs_keywords,
+            self.multi_variant,
+            self.description,
+            self._bind(checked),
+        )
+
+    def __repr__(self) -> str:
+        return f"<transform {self.name} v{self.version} {self.parameters}>"
+
+
+TRANSFORMS: dict[str, TransformFactory] = {}
+"""Every registered transformation, by name (the catalogue, the probes, and any you add)."""
 CATALOGUE = (
     "original",
     "drop_one",
@@ -102,36 +195,63 @@ CATALOGUE = (
 PROBES = ("name_only",)
 
 
-def transform(
-    name: str, version: str, needs_keywords: bool = False
-) -> Callable[[Callable[..., Outcome]], Callable[..., Transform]]:
-    """Register `fn(problem, keywords, rng, **params)` as the catalogue entry `name`.
+def _summary(doc: str | None) -> str:
+    return (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
 
-    The registered factory takes the parameters (with the function's defaults) and returns a
-    `Transform` that records them.
+
+def transform(
+    name: str,
+    version: str,
+    needs_keywords: bool = False,
+    multi_variant: bool = False,
+    label: str | None = None,
+) -> Callable[[Callable[..., Variants]], TransformFactory]:
+    """Register `fn(problem, keywords, *, **params)` as the transformation `name`.
+
+    `fn` returns `Variant(problem, changes)` pairs or `NotApplicable`. Its keyword-only
+    parameters, each with a default (and a type annotation, used to check user values), are the
+    transformation's parameters; a keyword-only `rng` is not a parameter but receives
+    `transform_rng(seed, task id, name)`. `multi_variant`: it may make several variants of one
+    problem (ids then always carry an index, even when a problem yields only one). `label`: its
+    row name in reports (default: `name`). Registering a name again replaces it. Returns the
+    factory (also in `TRANSFORMS[name]`).
     """
 
-    def register(fn: Callable[..., Outcome]) -> Callable[..., Transform]:
-        import inspect
+    def register(fn: Callable[..., Variants]) -> TransformFactory:
+        signature = inspect.signature(fn)
+        parameters = list(signature.parameters.values())
+        if len(parameters) < 2 or any(
+            p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters[:2]
+        ):
+            raise TypeError(f"transform {name}: {fn.__name__} must take (problem, keywords, ...)")
+        own = {p.name: p for p in parameters[2:] if p.name != RNG}
+        missing = [p for p, spec in own.items() if spec.default is inspect.Parameter.empty]
+        if missing:
+            raise TypeError(f"transform {name}: parameter {missing[0]!r} needs a default")
+        try:
+            hints = typing.get_type_hints(fn)
+        except (NameError, TypeError):  # an annotation this module cannot resolve: no checks
+            hints = {}
+        wants_rng = RNG in signature.parameters
 
-        defaults = {k: p.default for k, p in list(inspect.signature(fn).parameters.items())[3:]}
+        def bind(params: dict[str, Any]) -> Apply:
+            def apply(problem: Problem, keywords: KeywordAnalysis | None, seed: int) -> Variants:
+                extra = {RNG: transform_rng(seed, problem.task_id, name)} if wants_rng else {}
+                return fn(problem, keywords, **params, **extra)
 
-        def factory(**params: Any) -> Transform:
-            unknown = set(params) - set(defaults)
-            if unknown:
-                key = sorted(unknown)[0]
-                raise UserError(
-                    f"transform {name} has no parameter {key!r}{suggest(key, defaults)}; it takes {sorted(defaults) or 'none'}."
-                )
-            return Transform(
-                name,
-                version,
-                {**defaults, **params},
-                needs_keywords,
-                (fn.__doc__ or "").strip().splitlines()[0],
-                fn,
-            )
+            return apply
 
+        factory = TransformFactory(
+            name,
+            version,
+            parameters={p: spec.default for p, spec in own.items()},
+            hints={p: hints.get(p, Any) for p in own},
+            needs_keywords=needs_keywords,
+            multi_variant=multi_variant,
+            description=_summary(fn.__doc__),
+            bind=bind,
+            label=label,
+        )
         factory.__doc__ = fn.__doc__
         TRANSFORMS[name] = factory
         return factory
@@ -139,28 +259,150 @@ def transform(
     return register
 
 
-def get_transform(name: str, /, **params: Any) -> Transform:
-    """The registered transformation `name` bound to `params`; unknown names get a suggestion."""
+def register_chain(
+    name: str,
+    *steps: str,
+    version: str = "1",
+    description: str | None = None,
+    label: str | None = None,
+) -> TransformFactory:
+    """Register `name`: the registered transformations `steps` applied one after the other.
+
+    Every variant of one step goes through the next (a multi-variant step makes the chain
+    multi-variant); the chain does not apply where any step does not (the first reason is
+    kept). Its parameters are its steps' (names must not clash), and its one lineage step holds
+    the steps' changes merged (lists concatenated, other keys from the later step). Keyword
+    positions refer to the original prompt, so only the first step may need keywords.
+    """
+    if len(steps) < 2:
+        raise ValueError(f"chain {name} needs at least two steps, got {list(steps)}")
+    unknown = [s for s in steps if s not in TRANSFORMS]
+    if unknown:
+        raise ValueError(
+            f"chain {name}: {unknown[0]!r} is not registered{suggest(unknown[0], TRANSFORMS)}"
+        )
+    factories = [TRANSFORMS[s] for s in steps]
+    if any(f.needs_keywords for f in factories[1:]):
+        raise ValueError(
+            f"chain {name}: only the first step may need keywords (their positions are the "
+            "original prompt's)"
+        )
+    parameters: dict[str, Any] = {}
+    hints: dict[str, Any] = {}
+    for factory in factories:
+        clash = set(parameters) & set(factory.parameters)
+        if clash:
+            raise ValueError(f"chain {name}: steps share the parameter {sorted(clash)[0]!r}")
+        parameters.update(factory.parameters)
+        hints.update(factory.hints)
+
+    def bind(params: dict[str, Any]) -> Apply:
+        bound = [f(**{k: params[k] for k in f.parameters}) for f in factories]
+
+        def apply(problem: Problem, keywords: KeywordAnalysis | None, seed: int) -> Variants:
+            current = [Variant(problem, {})]
+            for step in bound:
+                made: list[Variant] = []
+                for variant, changes in current:
+                    outcome = step.variants(variant, keywords, seed)
+                    if isinstance(outcome, NotApplicable):
+                        return outcome
+                    made += [Variant(p, _merge_changes(changes, c)) for p, c in outcome]
+                current = made
+            return current
+
+        return apply
+
+    factory = TransformFactory(
+        name,
+        version,
+        parameters=parameters,
+        hints=hints,
+        needs_keywords=factories[0].needs_keywords,
+        multi_variant=any(f.multi_variant for f in factories),
+        description=description or " then ".join(steps) + ".",
+        bind=bind,
+        steps=tuple(steps),
+        label=label,
+    )
+    TRANSFORMS[name] = factory
+    return factory
+
+
+def _merge_changes(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(first)
+    for key, value in second.items():
+        earlier = merged.get(key)
+        both_lists = isinstance(earlier, list) and isinstance(value, list)
+        merged[key] = earlier + value if both_lists else value
+    return merged
+
+
+def unregister(name: str) -> None:
+    """Remove the transformation `name` (tests; a plugin replacing a built-in)."""
+    TRANSFORMS.pop(name, None)
+
+
+def _factory(name: str) -> TransformFactory:
     if name not in TRANSFORMS:
         raise UserError(
             f"Unknown transform {name!r}{suggest(name, TRANSFORMS)}; choose from {', '.join(TRANSFORMS)}."
         )
-    return TRANSFORMS[name](**params)
+    return TRANSFORMS[name]
+
+
+def get_transform(name: str, /, **params: Any) -> Transform:
+    """The registered transformation `name` bound to `params`; unknown names get a suggestion."""
+    return _factory(name)(**params)
 
 
 def transform_parameters(name: str) -> dict[str, Any]:
     """The parameters (with defaults) the transformation `name` takes."""
-    return dict(TRANSFORMS[name]().params)
+    return dict(_factory(name).parameters)
+
+
+def transform_labels() -> dict[str, str]:
+    """name -> report row name for the transformations that declare one, in catalogue order
+    (the paper's Table 3 rows); others are reported under their own name."""
+    return {name: f.label for name, f in TRANSFORMS.items() if f.label is not None}
+
+
+def bind_transforms(
+    names: Iterable[str],
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    anonymous_name: str | None = None,
+) -> list[Transform]:
+    """The transformations `names`, in order, bound to their parameters.
+
+    `params`: transformation name -> parameter overrides (every name must be registered, every
+    parameter one the transformation takes, even for transformations not in `names`). `anonymous_name` fills `name` for each
+    transformation that takes one, unless `params` sets it. UserErrors say what to fix.
+    """
+    names = list(names)
+    params = dict(params or {})
+    for name, given in params.items():
+        if name not in TRANSFORMS:
+            raise UserError(
+                f"params names transform {name!r}, which is not registered{suggest(name, TRANSFORMS)}; choose from {', '.join(TRANSFORMS)}."
+            )
+        if not isinstance(given, Mapping):
+            raise UserError(
+                f"params.{name} must map parameter names to values (e.g. {{name: func}}), not {given!r}."
+            )
+        TRANSFORMS[name].check_params(given)  # also where `name` is not applied this time
+    if len(set(names)) != len(names):
+        raise UserError(f"transforms {names} name one transformation twice; list each once.")
+    bound = []
+    for name in names:
+        factory = _factory(name)
+        given = dict(params.get(name, {}))
+        if anonymous_name is not None and "name" in factory.parameters:
+            given.setdefault("name", anonymous_name)
+        bound.append(factory(**given))
+    return bound
 
 
 # --- pure helpers -----------------------------------------------------------------------
-
-
-def _with_changes(
-    problem: Problem, prompt: str, blocks: tuple[Block, ...], changes: dict[str, Any], **fields: Any
-) -> Problem:
-    metadata = {**problem.metadata, "_changes": changes}
-    return problem.replace(prompt=prompt, blocks=blocks, metadata=metadata, **fields)
 
 
 def remove_spans(
@@ -199,7 +441,7 @@ def _invalid_python(problem: Problem) -> str | None:
     return None
 
 
-def _drop_keywords(problem: Problem, decisions: Sequence[KeywordDecision]) -> Problem:
+def _drop_keywords(problem: Problem, decisions: Sequence[KeywordDecision]) -> Variant:
     spans = sorted({(o.start, o.end) for d in decisions for o in d.occurrences})
     prompt, blocks = remove_spans(problem, spans)
     changes = {
@@ -217,7 +459,7 @@ def _drop_keywords(problem: Problem, decisions: Sequence[KeywordDecision]) -> Pr
             for d in decisions
         ],
     }
-    return _with_changes(problem, prompt, blocks, changes)
+    return Variant(problem.replace(prompt=prompt, blocks=blocks), changes)
 
 
 def _code_like(name: str) -> bool:
@@ -225,7 +467,7 @@ def _code_like(name: str) -> bool:
     return "_" in name or any(c.isdigit() for c in name) or name != name.lower()
 
 
-def anonymize_problem(problem: Problem, new_name: str) -> Problem | NotApplicable:
+def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicable:
     """Rename the function under test everywhere it is used as a name.
 
     Code (prefix, signature, tests, reference solution) is renamed token by token. In the
@@ -273,68 +515,44 @@ def anonymize_problem(problem: Problem, new_name: str) -> Problem | NotApplicabl
             blocks.append(Block(block.kind, text))
     except (SyntaxError, tokenize.TokenError) as err:
         return NotApplicable(f"the code does not tokenize ({type(err).__name__}: {err})")
-    prompt = "".join(b.text for b in blocks)
-    changes = {"old_name": old, "new_name": new_name, "renamed_in": counts}
-    return _with_changes(
-        problem,
-        prompt,
-        tuple(blocks),
-        changes,
+    renamed = problem.replace(
+        prompt="".join(b.text for b in blocks),
+        blocks=tuple(blocks),
         entry_point=new_name,
         test=test,
         canonical_solution=solution,
     )
-
-
-def _merge_changes(first: Problem, second: Problem) -> Problem:
-    merged = {**first.metadata.get("_changes", {}), **second.metadata.get("_changes", {})}
-    return second.replace(metadata={**second.metadata, "_changes": merged})
-
-
-def _anonymized(outcome: Outcome, name: str) -> Outcome:
-    if isinstance(outcome, NotApplicable):
-        return outcome
-    out = []
-    for variant in outcome:
-        renamed = anonymize_problem(variant, name)
-        if isinstance(renamed, NotApplicable):
-            return renamed
-        out.append(_merge_changes(variant, renamed))
-    return out
+    return Variant(renamed, {"old_name": old, "new_name": new_name, "renamed_in": counts})
 
 
 # --- the catalogue ----------------------------------------------------------------------
 
 
-@transform("original", "1")
-def original(problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random) -> Outcome:
+@transform("original", "1", label="Original")
+def original(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """The unmodified problem (the baseline every drop is measured against)."""
-    return [problem]
+    return [Variant(problem, {})]
 
 
-@transform("drop_one", "1", needs_keywords=True)
-def drop_one(problem: Problem, keywords: KeywordAnalysis, rng: random.Random) -> Outcome:
+@transform("drop_one", "1", needs_keywords=True, multi_variant=True, label="Drop One")
+def drop_one(problem: Problem, keywords: KeywordAnalysis) -> Variants:
     """Remove one droppable keyword from the description: one variant per keyword."""
-    return _drop_each(problem, keywords)
+    if not keywords.droppable:
+        return NotApplicable(keywords.skipped or "no droppable keyword")
+    return [_drop_keywords(problem, [d]) for d in keywords.droppable]
 
 
-@transform("drop_all", "1", needs_keywords=True)
-def drop_all(problem: Problem, keywords: KeywordAnalysis, rng: random.Random) -> Outcome:
+@transform("drop_all", "1", needs_keywords=True, label="Drop All")
+def drop_all(problem: Problem, keywords: KeywordAnalysis) -> Variants:
     """Remove every droppable keyword from the description at once."""
     if not keywords.droppable:
         return NotApplicable(keywords.skipped or "no droppable keyword")
     return [_drop_keywords(problem, keywords.droppable)]
 
 
-@transform("drop_examples", "1")
-def drop_examples(
-    problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random
-) -> Outcome:
+@transform("drop_examples", "1", label="Drop Ex")
+def drop_examples(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """Remove the whole example block."""
-    return _drop_example_block(problem)
-
-
-def _drop_example_block(problem: Problem) -> Outcome:
     examples = problem.block("examples")
     if examples is None:
         return NotApplicable("the problem has no examples")
@@ -342,69 +560,49 @@ def _drop_example_block(problem: Problem) -> Outcome:
         return NotApplicable(
             "the problem has no description; dropping its examples would leave nothing to solve from"
         )
-    start = sum(len(b.text) for b in problem.blocks[: problem.blocks.index(examples)])
-    prompt, blocks = remove_spans(problem, [(start, start + len(examples.text))])
-    return [
-        _with_changes(
-            problem,
-            prompt,
-            blocks,
-            {
-                "removed": [
-                    {
-                        "block": "examples",
-                        "spans": [[start, start + len(examples.text)]],
-                        "texts": [examples.text],
-                    }
-                ]
-            },
-        )
-    ]
+    blocks_before = problem.blocks or ()  # split problems only: the examples block exists
+    start = sum(len(b.text) for b in blocks_before[: blocks_before.index(examples)])
+    span = (start, start + len(examples.text))
+    prompt, blocks = remove_spans(problem, [span])
+    removed = {"block": "examples", "spans": [list(span)], "texts": [examples.text]}
+    return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
 
 
-@transform("anonymize", "1")
+@transform("anonymize", "1", label="Anon")
 def anonymize(
-    problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random, name: str = "func"
-) -> Outcome:
+    problem: Problem, keywords: KeywordAnalysis | None, *, name: str = "func"
+) -> Variants:
     """Rename the function (signature, docstring, examples, entry point, tests) to `name`."""
     renamed = anonymize_problem(problem, name)
     return renamed if isinstance(renamed, NotApplicable) else [renamed]
 
 
-@transform("anon_drop_one", "1", needs_keywords=True)
-def anon_drop_one(
-    problem: Problem, keywords: KeywordAnalysis, rng: random.Random, name: str = "func"
-) -> Outcome:
-    """Anonymize, and remove one droppable keyword: one variant per keyword."""
-    return _anonymized(_drop_each(problem, keywords), name)
+# Compositions: drop first (keyword positions are the original prompt's), then rename.
+register_chain(
+    "anon_drop_one",
+    "drop_one",
+    "anonymize",
+    description="Anonymize, and remove one droppable keyword: one variant per keyword.",
+    label="Anon+Drop One",
+)
+register_chain(
+    "anon_drop_all",
+    "drop_all",
+    "anonymize",
+    description="Anonymize, and remove every droppable keyword.",
+    label="Anon+Drop All",
+)
+register_chain(
+    "anon_drop_examples",
+    "drop_examples",
+    "anonymize",
+    description="Anonymize, and remove the whole example block.",
+    label="Anon+Drop Ex",
+)
 
 
-@transform("anon_drop_all", "1", needs_keywords=True)
-def anon_drop_all(
-    problem: Problem, keywords: KeywordAnalysis, rng: random.Random, name: str = "func"
-) -> Outcome:
-    """Anonymize, and remove every droppable keyword."""
-    if not keywords.droppable:
-        return NotApplicable(keywords.skipped or "no droppable keyword")
-    return _anonymized([_drop_keywords(problem, keywords.droppable)], name)
-
-
-@transform("anon_drop_examples", "1")
-def anon_drop_examples(
-    problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random, name: str = "func"
-) -> Outcome:
-    """Anonymize, and remove the whole example block."""
-    return _anonymized(_drop_example_block(problem), name)
-
-
-def _drop_each(problem: Problem, keywords: KeywordAnalysis) -> Outcome:
-    if not keywords.droppable:
-        return NotApplicable(keywords.skipped or "no droppable keyword")
-    return [_drop_keywords(problem, [d]) for d in keywords.droppable]
-
-
-@transform("name_only", "1")
-def name_only(problem: Problem, keywords: KeywordAnalysis | None, rng: random.Random) -> Outcome:
+@transform("name_only", "1", label="Name only")
+def name_only(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """Probe (paper appendix 10.8): keep only the prefix and the signature, to see which problems
     are solvable from the function name alone."""
     if problem.is_stdio or problem.block("name") is None:
@@ -425,4 +623,4 @@ def name_only(problem: Problem, keywords: KeywordAnalysis | None, rng: random.Ra
     prompt, blocks = remove_spans(problem, spans)
     if not prompt.endswith("\n"):
         return NotApplicable("the signature does not end a line")
-    return [_with_changes(problem, prompt, blocks, {"removed": removed})]
+    return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": removed})]

@@ -22,6 +22,7 @@ from benchmarks.loaders import load_benchmark  # noqa: E402
 from benchmarks.report import build_report, summarize_results  # noqa: E402
 from perturb.catalogue import PerturbConfig, run_catalogue  # noqa: E402
 from perturb.keywords import KeywordConfig  # noqa: E402
+from perturb.transforms import transform_labels  # noqa: E402
 from tests.keyword_helpers import tiny_embedder  # noqa: E402
 
 
@@ -33,7 +34,10 @@ def main() -> int:
     args = parser.parse_args()
 
     problems = load_benchmark("humaneval").problems
-    config = PerturbConfig(keywords=KeywordConfig(code_threshold=0.3, context_threshold=0.9))
+    # keep_unchanged=False: the README's figure (1,640 problems and variants) counts real variants.
+    config = PerturbConfig(
+        keywords=KeywordConfig(code_threshold=0.3, context_threshold=0.9), keep_unchanged=False
+    )
     variants = {p.task_id: p for p in run_catalogue(problems, config, tiny_embedder()).variants}
     rng = random.Random(0)
     rows = []
@@ -58,12 +62,12 @@ def main() -> int:
                 )
     ks = {"T=0.2": [1], "T=0.8": [1, args.n_high]}
     start = time.perf_counter()
-    summarize_results(rows, variants, ks)
+    summarize_results(rows, variants, ks, labels=transform_labels())
     numbers = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         start = time.perf_counter()
-        paths = build_report(rows, variants, ks, out)
+        paths = build_report(rows, variants, ks, out, labels=transform_labels())
         full = time.perf_counter() - start
         size = paths.html.stat().st_size
     print(

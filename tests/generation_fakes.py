@@ -7,8 +7,7 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 
-from benchmarks.generation import DecodingConfig, Request
-from benchmarks.generation._backend import BackendBase
+from benchmarks.generation import BackendBase, DecodingConfig, Request
 
 
 class CountingBackend(BackendBase):

@@ -1,7 +1,8 @@
 """Golden inputs and outputs for the transformation catalogue.
 
 `python -m tests.golden_transforms` rewrites tests/golden/transforms/*.json from the current
-code; review the diff before committing it.
+code (every registered transformation, including the ones tests register); review the diff
+before committing it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from benchmarks.problem import Problem, StdioTest
 from perturb.blocks import split_blocks
-from perturb.keywords import KeywordConfig, analyze_keywords
+from perturb.keywords import KeywordAnalysis, KeywordConfig, analyze_keywords
 from perturb.transforms import TRANSFORMS, NotApplicable, get_transform
 from tests.keyword_helpers import tiny_embedder
 
@@ -46,25 +47,44 @@ INPUTS = [
 ]
 
 
-def golden_outputs() -> dict[str, dict[str, object]]:
+def golden_inputs() -> list[tuple[Problem, KeywordAnalysis]]:
+    """The inputs, split into blocks, each with its keyword analysis."""
     problems = [split_blocks(p) for p in INPUTS]
     analyses = {a.task_id: a for a in analyze_keywords(problems, CONFIG, tiny_embedder())}
-    out = {}
-    for name in TRANSFORMS:
-        transform = get_transform(name)
-        per_problem = {}
-        for problem in problems:
-            outcome = transform(problem, analyses[problem.task_id], seed=0)
-            per_problem[problem.task_id] = (
-                {"not_applicable": outcome.reason}
-                if isinstance(outcome, NotApplicable)
-                else [v.to_json() for v in outcome]
-            )
-        out[name] = per_problem
-    return out
+    return [(p, analyses[p.task_id]) for p in problems]
+
+
+def golden_output(
+    name: str, inputs: list[tuple[Problem, KeywordAnalysis]] | None = None
+) -> dict[str, object]:
+    """What the transformation `name` (default parameters, seed 0) makes of every input."""
+    transform = get_transform(name)
+    per_problem: dict[str, object] = {}
+    for problem, analysis in inputs or golden_inputs():
+        outcome = transform(problem, analysis, seed=0)
+        per_problem[problem.task_id] = (
+            {"not_applicable": outcome.reason}
+            if isinstance(outcome, NotApplicable)
+            else [v.to_json() for v in outcome]
+        )
+    return per_problem
+
+
+def golden_outputs() -> dict[str, dict[str, object]]:
+    """`golden_output` of every registered transformation."""
+    inputs = golden_inputs()
+    return {name: golden_output(name, inputs) for name in TRANSFORMS}
+
+
+def expected_output(name: str) -> object:
+    """The golden file of `name`, as JSON."""
+    return json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":
+    # Transformations that tests register (with their golden files here) join the catalogue.
+    import tests.test_transform_registry  # noqa: F401
+
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for name, outputs in golden_outputs().items():
         (GOLDEN / f"{name}.json").write_text(

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import LineageStep, write_problems
 from boi.cli import main
 from critic.annotate import annotate_file

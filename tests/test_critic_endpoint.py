@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from critic.scoring import EndpointScorer, EndpointScorerConfig
 
 
@@ -33,6 +33,7 @@ def _fake_logprobs(prompt: str) -> dict:
 class _Handler(BaseHTTPRequestHandler):
     mode = "ok"
     requests: list = []
+    failures_left = 0  # answer this many requests with 503 first
 
     def do_POST(self):  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -41,6 +42,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if self.mode == "refuse":
             self._send(400, {"error": {"message": "prompt is too long for this model"}})
+            return
+        if type(self).failures_left > 0:
+            type(self).failures_left -= 1
+            self._send(503, {"error": {"message": "model is loading"}})
             return
         prompts = body["prompt"]
         choices = [
@@ -69,6 +74,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server():
     _Handler.mode = "ok"
     _Handler.requests = []
+    _Handler.failures_left = 0
     httpd = HTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -119,3 +125,19 @@ def test_unreachable_endpoint_and_bad_url():
     )
     with pytest.raises(UserError, match="unreachable"):
         scorer.score(["def f(): pass"])
+
+
+def test_503_is_retried_then_scored(server):
+    _Handler.failures_left = 1
+    scorer = EndpointScorer(EndpointScorerConfig(url=server, model="m", backoff_s=0.0))
+    (score,) = scorer.score(["def f(): pass"])
+    assert score.logprobs == pytest.approx([-0.5, -0.5])  # " f():" and " pass"
+    assert len(_Handler.requests) == 2  # the 503, then the retry
+
+
+def test_503_forever_gives_up_with_a_clear_message(server):
+    _Handler.failures_left = 10
+    scorer = EndpointScorer(EndpointScorerConfig(url=server, model="m", retries=2, backoff_s=0.0))
+    with pytest.raises(UserError, match=r"kept failing \(HTTP 503: model is loading\) after 2"):
+        scorer.score(["def f(): pass"])
+    assert len(_Handler.requests) == 3

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from critic.scoring import EmptyPromptError, HFScorerConfig
 from critic.similarity import PlausibilityGate, ScoreSummary, block_logprobs, compare
 from tests.critic_helpers import tiny_scorer
@@ -97,7 +97,7 @@ def test_empty_prompt_is_refused_with_its_position():
 def test_bad_config_and_missing_model_path(tmp_path):
     with pytest.raises(UserError, match="float32 or bfloat16"):
         HFScorerConfig(dtype="float16x")
-    from benchmarks.models import resolve_model
+    from benchmarks.common.models import resolve_model
 
     with pytest.raises(UserError, match="does not exist"):
         resolve_model(str(tmp_path / "no-such-model"))
@@ -122,5 +122,5 @@ def test_similarity_definition():
     gate = PlausibilityGate(min_similarity=90)
     assert gate.judge(original, variant, comparison)[0] == "reject"
     assert "below the gate's 90 %" in gate.judge(original, variant, comparison)[1]
-    with pytest.raises(UserError, match="total or per_token"):
+    with pytest.raises(UserError, match="measure 'mean' is unknown"):
         PlausibilityGate(measure="mean")

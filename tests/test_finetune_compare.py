@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.errors import UserError
-from finetune.compare import format_table4, table4_scores
+from benchmarks.common.errors import UserError
+from boi.compare import format_table4, table4_scores
 
 
 def test_table4_layout_before_then_na_slash_a_per_k():

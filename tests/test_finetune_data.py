@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import LineageStep, Problem
 from finetune.data import (
     IGNORE_INDEX,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from benchmarks.errors import UserError
-from finetune.config import load_config
+from benchmarks.common.errors import UserError
+from finetune.config import load_train_config
 from tests.finetune_helpers import run_python, toy_examples, write_toy_run
 
 # Kills the training process (SIGKILL, no clean-up) while it is renaming the step-6 checkpoint
@@ -15,12 +15,12 @@ from tests.finetune_helpers import run_python, toy_examples, write_toy_run
 CRASH_DURING_CHECKPOINT = """
 import os, signal, sys
 import finetune.train as train
-swap_in = train._swap_in
+replace_dir = train.replace_dir
 def crash(tmp, final):
     if tmp.name == ".tmp-step-00000006":
         os.kill(os.getpid(), signal.SIGKILL)
-    swap_in(tmp, final)
-train._swap_in = crash
+    replace_dir(tmp, final)
+train.replace_dir = crash
 sys.exit(train.main(["--config", sys.argv[1]]))
 """
 
@@ -127,15 +127,18 @@ def test_config_errors_are_one_clear_sentence(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("learning_rat: 1e-5\n")
     with pytest.raises(
-        UserError, match="unknown config key 'learning_rat' \\(did you mean 'learning_rate'\\?\\)"
+        UserError, match="learning_rat is not a config key \\(did you mean 'learning_rate'\\?\\)"
     ):
-        load_config(bad)
+        load_train_config(bad)
     with pytest.raises(UserError, match="not a multiple of per_device_batch_size"):
-        load_config(None, {"batch_size": 64, "per_device_batch_size": 6})
-    assert load_config(None).learning_rate == 1e-5  # paper defaults
-    assert load_config(None, {"learning_rate": "3e-5"}).learning_rate == 3e-5
+        load_train_config(None, {"batch_size": 64, "per_device_batch_size": 6})
+    assert load_train_config(None).learning_rate == 1e-5  # paper defaults
+    assert load_train_config(None, {"learning_rate": "3e-5"}).learning_rate == 3e-5
+    written = tmp_path / "lr.yaml"
+    written.write_text("learning_rate: 1e-5\n")  # YAML 1.1 (PyYAML) reads this as a string
+    assert load_train_config(written).learning_rate == 1e-5
     with pytest.raises(UserError, match="lr_schedule 'cosin'.*did you mean 'cosine'"):
-        load_config(None, {"lr_schedule": "cosin"})
+        load_train_config(None, {"lr_schedule": "cosin"})
 
 
 def test_empty_training_split_is_refused(tmp_path):

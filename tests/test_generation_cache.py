@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation import DecodingConfig, GenerationCache, generate_samples
 from tests.generation_fakes import CountingBackend
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation import DecodingConfig, Request, truncate_at_stop
 from benchmarks.generation._decoding import prompt_sha256
 from tests.generation_helpers import humaneval_prompts, tiny_backend, tiny_generator

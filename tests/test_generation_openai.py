@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.generation._decoding import prompt_sha256, sample_seed
 
@@ -52,6 +52,13 @@ class _Handler(BaseHTTPRequestHandler):
                     server.failures_left -= 1
             if server.mode == "refuse":
                 self._send(400, {"error": {"message": "This model's maximum context length is 8"}})
+            elif server.mode == "html":
+                self._send(200, None)
+            elif failing and server.mode == "drop":
+                self.close_connection = True  # hang up without an answer
+            elif failing and server.mode == "slow":
+                time.sleep(1.0)
+                self._send(200, self._answer(body))
             elif failing:
                 status = 429 if server.mode == "429" else 500
                 self._send(status, {"error": {"message": "busy"}}, retry_after="0")
@@ -75,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
         return {"choices": list(reversed(choices))}  # order must not matter
 
     def _send(self, status, payload, retry_after=None):
-        data = json.dumps(payload).encode()
+        data = b"<html>not an API</html>" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -190,6 +197,22 @@ def test_refusal_is_not_retried(server, monkeypatch):
     ):
         backend.complete(PROMPT, DecodingConfig(), [0])
     assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("mode", ["drop", "slow"])
+def test_dropped_connections_and_timeouts_are_retried(server, monkeypatch, mode):
+    server.mode, server.failures_left = mode, 1
+    backend = _backend(server, monkeypatch, retries=1, timeout_s=0.3)
+    assert len(backend.complete(PROMPT, DecodingConfig(temperature=0.8), [0])) == 1
+    assert len(server.requests) == 2
+
+
+def test_an_answer_that_is_not_json_is_a_clear_error(server, monkeypatch):
+    server.mode = "html"
+    backend = _backend(server, monkeypatch)
+    with pytest.raises(UserError, match="did not return JSON") as err:
+        backend.complete(PROMPT, DecodingConfig(), [0])
+    assert SECRET not in str(err.value)
 
 
 def test_unreachable_server():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation import (
     HUMANEVAL_STOP,
     BackendSpec,
@@ -147,7 +147,15 @@ def test_backend_spec_validation():
         BackendSpec(dtype="float64")
     with pytest.raises(UserError, match="batch_size"):
         BackendSpec(batch_size=0)
-    assert "api_key_env" in BackendSpec().describe()
+    with pytest.raises(UserError, match="did you mean 'retries'"):
+        BackendSpec(kind="openai", model="m", base_url="http://127.0.0.1:1/v1", retires=2)
+    with pytest.raises(UserError, match="not a config key of backend kind 'hf'"):
+        BackendSpec(kind="hf", base_url="http://127.0.0.1:1/v1")
+    described = BackendSpec(kind="openai", model="m", base_url="http://h/v1").describe()
+    assert described["api_key_env"] == "OPENAI_API_KEY"  # the variable's name, never its value
+    assert list(BackendSpec().describe()) == [
+        "kind", "model", "revision", "dtype", "device", "batch_size"
+    ]  # fmt: skip
 
 
 def test_importing_generation_imports_no_heavy_library():
@@ -156,7 +164,7 @@ def test_importing_generation_imports_no_heavy_library():
 
     code = (
         "import sys, benchmarks.generation\n"
-        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'httpx') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'httpx', 'httpx2') if m in sys.modules]\n"
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

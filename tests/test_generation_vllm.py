@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation import BackendSpec, DecodingConfig, Request, generate_samples
 from benchmarks.generation._decoding import prompt_sha256, sample_seed
 from benchmarks.generation._vllm import VLLMBackend, sampling_arguments

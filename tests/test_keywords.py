@@ -2,7 +2,7 @@ import statistics
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import Problem
 from perturb.blocks import split_blocks
 from perturb.keywords import KeywordConfig, analyze_keywords

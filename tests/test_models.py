@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from benchmarks import models
+from benchmarks.common import models
+from benchmarks.common.provenance import file_sha256
 from tests.critic_helpers import tiny_lm
 
 
@@ -38,7 +39,7 @@ def test_prepare_converts_once_and_records_the_source(cache, fake_gguf_load):
     first = models.prepare_embedded_model(log=False)
     assert first.converted and first.path.parent == cache / "models"
     marker = json.loads((first.path / models.MARKER).read_text())
-    assert marker["source_sha256"] == models.sha256_file(models.embedded_gguf_path())
+    assert marker["source_sha256"] == file_sha256(models.embedded_gguf_path())
     assert (first.path / "config.json").is_file() and (first.path / "tokenizer.json").is_file()
     assert "quantization_config" not in json.loads((first.path / "config.json").read_text())
     again = models.prepare_embedded_model(log=False)

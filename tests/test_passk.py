@@ -6,10 +6,8 @@ import random
 import pytest
 
 from benchmarks.passk import mean_pass_at_k, pass_at_k, pass_at_k_by_task, pass_at_k_summary
-from benchmarks.problem import LineageStep, Problem
 from benchmarks.robustness import (
     flip_table,
-    group_by_transform,
     paired_bootstrap_drop,
     robust_drop_at_k,
     robust_pass_at_k,
@@ -118,20 +116,9 @@ def test_paired_bootstrap_interval_covers_the_drop_and_is_reproducible():
     assert first["problems"] == 80
 
 
-def test_group_by_transform_uses_lineage_and_source():
-    original = Problem(task_id="P/1", benchmark="t", prompt="def f():\n", entry_point="f")
-    step = LineageStep(transform="drop_all", version="1")
-    variant = original.replace(task_id="P/1@drop_all", source_task_id="P/1", lineage=(step,))
-    results = [
-        {"task_id": "P/1", "passed": True},
-        {"task_id": "P/1@drop_all", "passed": False},
-        {"task_id": "P/1", "passed": False},
-        {"task_id": "P/1@drop_all", "passed": False},
-        {"task_id": "unknown", "passed": True},
-    ]
-    orig, transformed = group_by_transform(results, [original, variant])
-    assert orig == {"P/1": [True, False]}
-    assert transformed == {"drop_all": {"P/1": {"P/1@drop_all": [False, False]}}}
+def test_robustness_report_counts_a_lost_problem():
+    orig = {"P/1": [True, False]}
+    transformed = {"drop_all": {"P/1": {"P/1@drop_all": [False, False]}}}
     report = robustness_report(orig, transformed, ks=[1], resamples=50)
     assert report["drop_all"]["pass@1"]["relative_drop"] == pytest.approx(1.0)
     assert report["drop_all"]["flips"]["lost"] == ["P/1@drop_all"]

@@ -5,19 +5,21 @@ import re
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import LineageStep, Problem, write_problems
 from benchmarks.report import (
     build_report,
-    critic_similarities,
     format_table_markdown,
     summarize_results,
 )
 from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, diff_prompts
 from boi.cli import main
+from critic.similarity import read_similarities
+from perturb.transforms import transform_labels
 from tests.report_helpers import catalogue, rows
 
 T, F = True, False
+LABELS = transform_labels()  # what the runner and `boi report` pass: the paper's row names
 
 # Per-sample verdicts, 4 samples each, chosen so every number below is easy to compute by hand.
 PASSES = {
@@ -46,7 +48,9 @@ def problems():
 
 @pytest.fixture(scope="module")
 def table(problems):
-    return summarize_results(rows(problems, PASSES), problems, {"T=0.2": [1, 2]}, bootstrap=200)
+    return summarize_results(
+        rows(problems, PASSES), problems, {"T=0.2": [1, 2]}, bootstrap=200, labels=LABELS
+    )
 
 
 def cell(table, transform, k):
@@ -213,7 +217,9 @@ def test_html_marks_removed_text(problems, tmp_path):
 
 def test_name_only_probe(problems, tmp_path):
     passes = {**PASSES, "T/0::name_only": [T, F, F, F], "T/1::name_only": [F, F, F, F]}
-    paths = build_report(rows(problems, passes), problems, {"T=0.2": [1]}, tmp_path, bootstrap=0)
+    paths = build_report(
+        rows(problems, passes), problems, {"T=0.2": [1]}, tmp_path, bootstrap=0, labels=LABELS
+    )
     table = json.loads(paths.table_json.read_text())
     (entry,) = table["name_only"]
     by_source = {p["source_task_id"]: p for p in entry["problems"]}
@@ -245,9 +251,9 @@ def test_critic_plot_and_reader(problems, tmp_path):
         },
     ]
     critic_file.write_text("".join(json.dumps(r) + "\n" for r in records))
-    critic = critic_similarities(critic_file)
+    critic = read_similarities(critic_file)
     assert critic == {"T/0::drop_one/0": 91.5, "T/1::drop_one/0": 88.0, "T/0::drop_examples": 70.0}
-    assert critic_similarities(critic_file, "similarity_per_token")["T/0::drop_examples"] == 99.0
+    assert read_similarities(critic_file, "similarity_per_token")["T/0::drop_examples"] == 99.0
     paths = build_report(
         rows(problems, PASSES),
         problems,
@@ -318,3 +324,8 @@ def test_boi_report_command(problems, tmp_path, capsys):
     assert [c["k"] for c in json.loads((out / "table.json").read_text())["columns"]] == [1]
     assert main([*args, "--out", str(out), "--k", "T=0.3:1"]) == 2
     assert "did you mean 'T=0.2'" in capsys.readouterr().err
+
+
+def test_rows_carry_catalogue_names_without_labels(problems):
+    table = summarize_results(rows(problems, PASSES), problems, {"T=0.2": [1]}, bootstrap=0)
+    assert [r["label"] for r in table["rows"]] == ["Original", "drop_examples", "drop_one"]

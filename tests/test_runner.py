@@ -138,7 +138,7 @@ def test_a_different_config_is_refused_in_the_same_dir(
     data = config_dict(tiny_model_dir, outcome.out_dir, seeds=[1])
     path.write_text(yaml.safe_dump(data))
     assert main(["run", "--config", str(path)]) == 2
-    assert "holds a run with a different config" in capsys.readouterr().err
+    assert "holds a different run" in capsys.readouterr().err
 
 
 def test_config_typo_suggests_the_key(tmp_path, capsys):
@@ -150,7 +150,7 @@ def test_config_typo_suggests_the_key(tmp_path, capsys):
 
 
 def test_k_above_n_is_refused():
-    from benchmarks.errors import UserError
+    from benchmarks.common.errors import UserError
 
     with pytest.raises(UserError, match="k=100 exceeds the 2 samples"):
         load_run_config(

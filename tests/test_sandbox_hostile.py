@@ -381,7 +381,7 @@ def test_stdio_program_gets_input_and_is_compared_loosely(pool):
 
 
 def test_weak_isolation_is_refused_without_opt_in():
-    from benchmarks.errors import UserError
+    from benchmarks.common.errors import UserError
 
     weak = ExecutionConfig(workers=1, use_namespaces=False, use_cgroups=False, drop_uid=False)
     with pytest.raises(UserError, match="refusing to run untrusted code.*--allow-weak-isolation"):

@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from perturb.blocks import split_blocks
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
 from perturb.transforms import CATALOGUE, PROBES, TRANSFORMS, NotApplicable, get_transform
-from tests.golden_transforms import GOLDEN, golden_outputs
+from tests.golden_transforms import GOLDEN, expected_output, golden_outputs
 from tests.helpers import run_programs
 from tests.keyword_helpers import tiny_embedder
 
@@ -18,7 +18,11 @@ TINY = KeywordConfig(code_threshold=0.3, context_threshold=0.9)
 
 
 def test_catalogue_is_registered():
-    assert set(CATALOGUE) | set(PROBES) == set(TRANSFORMS)
+    assert set(CATALOGUE) | set(PROBES) <= set(TRANSFORMS)  # tests may register more
+
+
+def test_every_registered_transform_has_a_golden_file():
+    assert {p.stem for p in GOLDEN.glob("*.json")} >= set(TRANSFORMS)
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +30,12 @@ def golden():
     return golden_outputs()
 
 
+# Every registered transformation (tests/test_transform_registry.py's too, which is collected
+# first); that file also checks its own, for runs without this one.
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
 def test_golden(golden, name):
     """Regenerate with `python -m tests.golden_transforms` after an intended change."""
-    expected = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    assert json.loads(json.dumps(golden[name])) == expected
+    assert json.loads(json.dumps(golden[name])) == expected_output(name)
 
 
 def test_unknown_transform_suggests_closest():
@@ -42,7 +47,9 @@ def test_unknown_transform_suggests_closest():
 
 @pytest.fixture(scope="module")
 def humaneval_catalogue(humaneval):
-    return run_catalogue(humaneval.problems[:40], PerturbConfig(keywords=TINY), tiny_embedder())
+    # Only what the transformations made (no unchanged stand-ins), to check the variants.
+    config = PerturbConfig(keywords=TINY, keep_unchanged=False)
+    return run_catalogue(humaneval.problems[:40], config, tiny_embedder())
 
 
 def test_variants_parse_and_pass_with_the_reference(humaneval_catalogue):
@@ -89,14 +96,24 @@ def test_never_examples_and_keywords_together(humaneval_catalogue):
 
 def test_not_applicable_is_explicit(humaneval):
     no_examples = next(p for p in humaneval.problems if p.task_id == "HumanEval/41")
-    result = run_catalogue(
-        [no_examples], PerturbConfig(transforms=("drop_examples",), keywords=TINY), tiny_embedder()
-    )
+    config = PerturbConfig(transforms=("drop_examples",), keywords=TINY, keep_unchanged=False)
+    result = run_catalogue([no_examples], config, tiny_embedder())
     assert result.variants == []
     assert result.not_applied == [("HumanEval/41", "drop_examples", "the problem has no examples")]
     p = split_blocks(humaneval.problems[0])
     outcome = get_transform("anonymize", name="numbers")(p)
     assert isinstance(outcome, NotApplicable) and "already used" in outcome.reason
+
+
+def test_unchanged_problems_are_kept_by_default(humaneval):
+    no_examples = next(p for p in humaneval.problems if p.task_id == "HumanEval/41")
+    config = PerturbConfig(transforms=("drop_examples", "name_only"), keywords=TINY)
+    assert config.keep_unchanged
+    result = run_catalogue([no_examples], config, tiny_embedder())
+    (kept, probe) = result.variants
+    assert kept.task_id == "HumanEval/41::drop_examples" and kept.prompt == no_examples.prompt
+    assert kept.lineage[-1].changes == {"unchanged": "the problem has no examples"}
+    assert probe.transform == "name_only"  # probes never get a stand-in; this one applied
 
 
 def test_deterministic_and_order_independent(humaneval):

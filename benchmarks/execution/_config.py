@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 
 # Imported once in every worker so that a sample's `import math` costs nothing after the fork.
 DEFAULT_PRELOAD = (

@@ -13,12 +13,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.execution import _zygote
 from benchmarks.execution._config import ExecutionConfig
 
@@ -60,7 +60,7 @@ class Isolation:
         return dict(self.__dict__)
 
 
-def isolation_from_report(report: dict[str, Any], cgroups: dict[str, str]) -> Isolation:
+def isolation_from_report(report: dict[str, Any], cgroups: Mapping[str, Path]) -> Isolation:
     if "pids" in cgroups:
         process_cap = "pids cgroup"
     elif report["uid_drop"]:
@@ -235,7 +235,8 @@ class _Worker:
         config = pool.config
         job_r, job_w = os.pipe()
         result_r, result_w = os.pipe()
-        zygote_config = {
+        # The zygote's JSON start-up config (mixed values; _zygote.py reads it as a plain dict).
+        zygote_config: dict[str, Any] = {
             "harness_pid": os.getpid(),
             "namespaces": config.use_namespaces,
             "sandbox_uid": SANDBOX_UID_BASE + self.index if config.drop_uid else None,

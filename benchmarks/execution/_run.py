@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
 from benchmarks.execution._pool import WorkerPool, calibrate_speed
-from benchmarks.jsonl import JsonlAppender, write_text_atomic
 from benchmarks.passk import pass_at_k_summary
 from benchmarks.problem import Problem
 

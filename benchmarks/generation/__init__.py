@@ -4,12 +4,15 @@
     outcome = generate_samples(backend, {"HumanEval/0": prompt, ...}, DecodingConfig(n=2), path)
     outcome.completions["HumanEval/0"]  # n post-processed completions
 
-Backends (`BackendSpec.kind`): `hf` (local transformers), `vllm` (offline vLLM engine, optional
-extra, GPU), `openai` (an OpenAI-compatible HTTP server). Importing this package imports none of
-torch, transformers, vllm or an HTTP client; `load_backend` imports what the chosen one needs.
+Backends (`BackendSpec.kind`, the names in `BACKENDS`): `hf` (local transformers), `vllm`
+(offline vLLM engine, optional extra, GPU), `openai` (an OpenAI-compatible HTTP server). Each
+declares its own options (`HFOptions`, `VLLMOptions`, `OpenAIOptions`), given flat beside
+`kind` and `model`. A new backend is one module plus `BACKENDS.register(kind, "module:Class")`.
+Importing this package imports none of torch, transformers, vllm or an HTTP client;
+`load_backend` imports what the chosen one needs.
 """
 
-from benchmarks.generation._backend import Backend, BackendSpec, Request, load_backend
+from benchmarks.generation._backend import Backend, BackendBase, NoOptions, Request
 from benchmarks.generation._cache import GenerationCache, GenerationOutcome, generate_samples
 from benchmarks.generation._decoding import (
     DEFAULT_CHAT_INSTRUCTION,
@@ -18,16 +21,21 @@ from benchmarks.generation._decoding import (
     sample_seed,
 )
 from benchmarks.generation._postprocess import extract_function_body, postprocess, truncate_at_stop
+from benchmarks.generation._spec import BACKENDS, BackendSpec, backend_class, load_backend
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_CHAT_INSTRUCTION",
     "HUMANEVAL_STOP",
     "Backend",
+    "BackendBase",
     "BackendSpec",
     "DecodingConfig",
     "GenerationCache",
     "GenerationOutcome",
+    "NoOptions",
     "Request",
+    "backend_class",
     "extract_function_body",
     "generate_samples",
     "load_backend",

@@ -1,9 +1,12 @@
-"""The backend interface, its typed spec, and `load_backend`.
+"""What every backend shares: the request type, the interface, option checks and identities.
 
 A backend turns (prompt, decoding, sample indices) into raw completions. It has a stable
 `identity` that says everything about the model that changes outputs (kind, model, a content
 hash or revision of its files, dtype, ...), so the generation cache never mixes models.
-Heavy libraries are imported only by the backend that needs them.
+
+This module knows no backend: the registry of kinds and the spec that names one are in
+`_spec.py`, and each backend (`_hf.py`, `_vllm.py`, `_openai.py`) imports from here, never
+the other way round. Heavy libraries are imported only by the backend that needs them.
 """
 
 from __future__ import annotations
@@ -12,15 +15,19 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from benchmarks.errors import UserError, suggest
-from benchmarks.generation._decoding import DecodingConfig
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.cache import cache_dir
+from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.models import resolve_model
+from benchmarks.common.provenance import file_sha256
+from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 
-KINDS = ("hf", "vllm", "openai")
 DTYPES = ("auto", "fp32", "bf16", "fp16")
+DTYPE_HELP = "auto (bf16 on GPUs that support it, else fp32), fp32, bf16 or fp16"
 
 
 @dataclass(frozen=True)
@@ -61,15 +68,34 @@ class Backend(Protocol):
     ) -> Iterator[tuple[int, list[str]]]: ...
 
 
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a backend that has none."""
+
+
 class BackendBase:
-    """Shared plumbing: `complete` is `complete_many` with one request."""
+    """Shared plumbing: `complete` is `complete_many` with one request.
+
+    A backend registered in `BACKENDS` is built as `Backend(spec)` and declares:
+
+    - `Options`: a frozen dataclass of its own settings (defaults, `metadata={"help": ...}`,
+      checks in `__post_init__`); `spec.options` is an instance of it, and its fields are the
+      keys a config may give beside `kind` and `model`.
+    - `model_required`: when not empty, a spec without `model` is refused with this hint
+      (e.g. "the name the server serves").
+    """
+
+    Options: ClassVar[type] = NoOptions
+    model_required: ClassVar[str] = ""
 
     identity: str = ""
     max_samples_per_call: int = 8
 
-    def complete(self, prompt: str, decoding: DecodingConfig, indices: Sequence[int]) -> list[str]:
-        from benchmarks.generation._decoding import prompt_sha256
+    def __init__(self, spec: Any) -> None:
+        """`spec` is the `BackendSpec` naming this backend (its `options` are `Options`)."""
+        self.spec = spec
 
+    def complete(self, prompt: str, decoding: DecodingConfig, indices: Sequence[int]) -> list[str]:
         request = Request(prompt, prompt_sha256(prompt), tuple(indices))
         results = dict(self.complete_many([request], decoding))
         return results[0]
@@ -82,154 +108,24 @@ class BackendBase:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class BackendSpec:
-    """Which model generates, and how to reach it."""
-
-    kind: str = field(
-        default="hf",
-        metadata={
-            "help": "hf (local transformers), vllm (offline vLLM engine, GPU) or openai "
-            "(an OpenAI-compatible HTTP server: vLLM, SGLang, TGI, hosted APIs)"
-        },
-    )
-    model: str | None = field(
-        default=None,
-        metadata={
-            "help": "HF id, local folder, or None/'embedded' for the embedded SmolLM2-135M "
-            "(hf, vllm); the served model name (openai)"
-        },
-    )
-    revision: str | None = field(
-        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
-    )
-    dtype: str = field(
-        default="auto",
-        metadata={"help": "auto (bf16 on GPUs that support it, else fp32), fp32, bf16 or fp16"},
-    )
-    device: str = field(
-        default="auto", metadata={"help": "hf: auto (cuda when available), cpu, cuda, cuda:1, ..."}
-    )
-    batch_size: int = field(
-        default=8,
-        metadata={
-            "help": "hf: sequences per generate call (samples of one prompt are one "
-            "request of at most this many); vllm: requests per engine call"
-        },
-    )
-    base_url: str | None = field(
-        default=None, metadata={"help": "openai: server base URL, e.g. http://127.0.0.1:8000/v1"}
-    )
-    api_key_env: str = field(
-        default="OPENAI_API_KEY",
-        metadata={"help": "openai: environment variable holding the API key (never logged)"},
-    )
-    max_concurrency: int = field(default=8, metadata={"help": "openai: requests in flight at once"})
-    timeout_s: float = field(
-        default=300.0, metadata={"help": "openai: seconds to wait for one response"}
-    )
-    retries: int = field(
-        default=5,
-        metadata={"help": "openai: retries after 429, 5xx, timeouts or dropped connections"},
-    )
-    backoff_s: float = field(
-        default=1.0,
-        metadata={"help": "openai: first retry delay; doubles each retry (capped at 60 s)"},
-    )
-    samples_per_request: int | None = field(
-        default=None,
-        metadata={
-            "help": "openai/vllm: most samples (n) of one prompt per request (default: openai "
-            "16, vllm 128)"
-        },
-    )
-    round_requests: int = field(
-        default=256,
-        metadata={
-            "help": "vllm: requests handed to the engine at once; each round is saved to the "
-            "cache before the next starts"
-        },
-    )
-    server_stop: bool = field(
-        default=True,
-        metadata={
-            "help": "openai: send stop sequences to the server (some hosted APIs accept "
-            "at most 4); completions are cut at them locally either way"
-        },
-    )
-    tensor_parallel_size: int = field(
-        default=1, metadata={"help": "vllm: GPUs one model is split across"}
-    )
-    gpu_memory_utilization: float = field(
-        default=0.9, metadata={"help": "vllm: fraction of GPU memory the engine may take"}
-    )
-    max_model_len: int | None = field(
-        default=None, metadata={"help": "vllm: context length (default: the model's)"}
-    )
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise UserError(
-                f"backend kind {self.kind!r} is unknown{suggest(self.kind, KINDS)}; use one of "
-                f"{', '.join(KINDS)}."
-            )
-        if self.dtype not in DTYPES:
-            raise UserError(
-                f"backend dtype {self.dtype!r} is unknown{suggest(self.dtype, DTYPES)}; use one of "
-                f"{', '.join(DTYPES)}."
-            )
-        for name in (
-            "batch_size",
-            "max_concurrency",
-            "round_requests",
-            "tensor_parallel_size",
-        ):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise UserError(
-                    f"backend {name} must be a positive integer (got {getattr(self, name)!r})."
-                )
-        if self.samples_per_request is not None and (
-            not isinstance(self.samples_per_request, int) or self.samples_per_request < 1
-        ):
-            raise UserError(
-                f"backend samples_per_request must be a positive integer (got {self.samples_per_request!r})."
-            )
-        if self.retries < 0:
-            raise UserError(f"backend retries must be 0 or more (got {self.retries!r}).")
-        if self.timeout_s <= 0 or self.backoff_s < 0:
-            raise UserError("backend timeout_s must be positive and backoff_s non-negative.")
-        if not 0 < self.gpu_memory_utilization <= 1:
-            raise UserError(
-                f"backend gpu_memory_utilization must be in (0, 1] (got {self.gpu_memory_utilization!r})."
-            )
-        if self.kind == "openai":
-            if not self.base_url or not self.base_url.startswith(("http://", "https://")):
-                raise UserError(
-                    f"an openai backend needs base_url starting with http:// or https:// (got "
-                    f"{self.base_url!r}), e.g. http://127.0.0.1:8000/v1."
-                )
-            if not self.model:
-                raise UserError("an openai backend needs model: the name the server serves.")
-
-    def describe(self) -> dict[str, Any]:
-        """The spec as JSON for run records (the key's variable name, never its value)."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+# --------------------------------------------------------------------------- option checks
 
 
-def load_backend(spec: BackendSpec) -> Backend:
-    """The backend `spec` names, loaded (models are read here; servers are first contacted on
-    the first request)."""
-    if spec.kind == "hf":
-        from benchmarks.generation._hf import HFBackend
+def check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    """A UserError unless `value` is one of `choices` (for options' `__post_init__`)."""
+    if value not in choices:
+        raise UserError(
+            f"backend {name} {value!r} is unknown{suggest(str(value), choices)}; use one of "
+            f"{', '.join(choices)}."
+        )
 
-        return HFBackend(spec)
-    if spec.kind == "vllm":
-        from benchmarks.generation._vllm import VLLMBackend
 
-        return VLLMBackend(spec)
-    from benchmarks.generation._openai import OpenAIBackend
-
-    return OpenAIBackend(spec)
+def check_positive(name: str, value: Any, *, optional: bool = False) -> None:
+    """A UserError unless `value` is a positive integer (or None when `optional`)."""
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UserError(f"backend {name} must be a positive integer (got {value!r}).")
 
 
 # --------------------------------------------------------------------------- identities
@@ -260,10 +156,6 @@ def folder_fingerprint(folder: str | os.PathLike[str]) -> str:
 
 
 def _remembered_sha256(path: Path) -> str:
-    from benchmarks.cache import cache_dir
-    from benchmarks.jsonl import write_text_atomic
-    from benchmarks.models import sha256_file
-
     stat = path.stat()
     key = hashlib.sha256(
         f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
@@ -273,15 +165,13 @@ def _remembered_sha256(path: Path) -> str:
         return json.loads(memo.read_text(encoding="utf-8"))["sha256"]
     except (OSError, ValueError, KeyError):
         pass
-    sha = sha256_file(path)
+    sha = file_sha256(path)
     write_text_atomic(memo, json.dumps({"path": str(path), "sha256": sha}) + "\n")
     return sha
 
 
 def model_reference(model: str | None, revision: str | None) -> tuple[str, str]:
     """(what to load, its identity part) for an HF id, a local folder or the embedded model."""
-    from benchmarks.models import resolve_model
-
     where = resolve_model(model)
     if Path(where).is_dir():
         return where, f"{Path(where).name}#sha256:{folder_fingerprint(where)}"

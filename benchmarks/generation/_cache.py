@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
+from tqdm import tqdm
+
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.generation._backend import Backend, Request
 from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 from benchmarks.generation._postprocess import postprocess
-from benchmarks.jsonl import JsonlAppender
 
 CACHE_FORMAT = 1
 
@@ -137,8 +139,6 @@ def generate_samples(
     already in the cache are not generated again; each finished request is written at once,
     so a killed run loses at most the requests in flight.
     """
-    from tqdm import tqdm
-
     if not prompts:
         raise UserError("no prompts to generate for; check the input file and filters.")
     decoding_hash = decoding_key(decoding)
@@ -174,25 +174,25 @@ def generate_samples(
                 dynamic_ncols=True,
             )
             try:
-                for position, completions in backend.complete_many(requests, decoding):
+                for position, texts in backend.complete_many(requests, decoding):
                     request = requests[position]
-                    if len(completions) != len(request.indices):
+                    if len(texts) != len(request.indices):
                         raise RuntimeError(
-                            f"backend {identity} returned {len(completions)} completions for "
+                            f"backend {identity} returned {len(texts)} completions for "
                             f"{len(request.indices)} samples"
                         )
-                    for index, raw in zip(request.indices, completions, strict=True):
+                    for index, text in zip(request.indices, texts, strict=True):
                         cache.put(
                             sample_key(identity, request.prompt_hash, decoding_hash, index),
-                            raw,
+                            text,
                             backend=identity,
                             prompt_sha256=request.prompt_hash,
                             decoding=decoding_hash,
                             seed=decoding.seed,
                             index=index,
                         )
-                    generated += len(completions)
-                    bar.update(len(completions))
+                    generated += len(texts)
+                    bar.update(len(texts))
             finally:
                 bar.close()
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 
 # Codex-style stops for HumanEval-format prompts: anything at column 0 after the body (a new
 # function, class, main guard, top-level print or comment) ends the completion.

@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.generation._backend import BackendBase, BackendSpec, Request, model_reference
+from benchmarks.common.errors import UserError
+from benchmarks.common.models import load_model, load_tokenizer
+from benchmarks.generation._backend import (
+    DTYPE_HELP,
+    DTYPES,
+    BackendBase,
+    Request,
+    check_choice,
+    check_positive,
+    model_reference,
+)
 from benchmarks.generation._decoding import DecodingConfig, chat_message, sample_seed
+from benchmarks.generation._spec import BackendSpec
 
 # Bump when the sampling procedure changes: it is part of the identity, so old cached samples
 # are not mixed with new ones.
@@ -40,12 +51,28 @@ def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> s
     )
 
 
-def _torch_dtype(torch: Any, dtype: str, device: str) -> Any:
-    if dtype == "auto":
-        if device.startswith("cuda") and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+@dataclass(frozen=True)
+class HFOptions:
+    """Options of the `hf` backend (a local transformers model)."""
+
+    revision: str | None = field(
+        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
+    )
+    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
+    device: str = field(
+        default="auto", metadata={"help": "auto (cuda when available), cpu, cuda, cuda:1, ..."}
+    )
+    batch_size: int = field(
+        default=8,
+        metadata={
+            "help": "sequences per generate call (samples of one prompt are one request of at "
+            "most this many)"
+        },
+    )
+
+    def __post_init__(self) -> None:
+        check_choice("dtype", self.dtype, DTYPES)
+        check_positive("batch_size", self.batch_size)
 
 
 def _tensor_fingerprint(model: Any, tokenizer: Any) -> str:
@@ -63,7 +90,7 @@ def _tensor_fingerprint(model: Any, tokenizer: Any) -> str:
 
 
 def _byte_dtype() -> Any:
-    import torch
+    import torch  # lazy: heavy, and only needed once a model is loaded
 
     return torch.uint8
 
@@ -71,12 +98,16 @@ def _byte_dtype() -> Any:
 class HFBackend(BackendBase):
     """A transformers causal LM; pass `model` and `tokenizer` to use ones already loaded."""
 
+    Options = HFOptions
+
     def __init__(self, spec: BackendSpec, *, model: Any = None, tokenizer: Any = None) -> None:
+        # torch is imported here, not at module level: naming a backend kind must stay cheap.
         import torch
 
         self.spec = spec
-        self.max_samples_per_call = spec.batch_size
-        device = spec.device
+        self.options: HFOptions = spec.options
+        self.max_samples_per_call = self.options.batch_size
+        device = self.options.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device.startswith("cuda") and not torch.cuda.is_available():
@@ -85,7 +116,7 @@ class HFBackend(BackendBase):
             )
         self.device = device
         if model is None or tokenizer is None:
-            model, tokenizer, reference = self._load(torch, spec, device)
+            model, tokenizer, reference = self._load(spec, device)
         else:
             model = model.to(device)
             reference = (
@@ -103,26 +134,17 @@ class HFBackend(BackendBase):
         self.identity = f"hf|{reference}|{dtype}|{torch.device(device).type}|{SAMPLER_VERSION}"
 
     @staticmethod
-    def _load(torch: Any, spec: BackendSpec, device: str) -> tuple[Any, Any, str]:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        where, reference = model_reference(spec.model, spec.revision)
-        extra = {"revision": spec.revision} if spec.revision else {}
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(where, **extra)
-            model = AutoModelForCausalLM.from_pretrained(
-                where, dtype=_torch_dtype(torch, spec.dtype, device), **extra
-            )
-        except (OSError, ValueError) as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise UserError(
-                f"could not load model {spec.model!r} ({first}); pass an existing folder, "
-                "'embedded', or an HF id with HF_HUB_OFFLINE=0 and network access."
-            ) from None
+    def _load(spec: BackendSpec, device: str) -> tuple[Any, Any, str]:
+        options: HFOptions = spec.options
+        where, reference = model_reference(spec.model, options.revision)
+        tokenizer = load_tokenizer(where, revision=options.revision, shown=spec.model)
+        model = load_model(
+            where, dtype=options.dtype, device=device, revision=options.revision, shown=spec.model
+        )
         commit = getattr(model.config, "_commit_hash", None)
         if commit and "#sha256:" not in reference:
             reference = f"{where}@{commit}"
-        return model.to(device), tokenizer, reference
+        return model, tokenizer, reference
 
     # ----- generation
     def complete_many(
@@ -133,7 +155,7 @@ class HFBackend(BackendBase):
         batch: list[int] = []
         size = 0
         for position, rows in enumerate(rows_of):
-            if batch and size + rows > self.spec.batch_size:
+            if batch and size + rows > self.options.batch_size:
                 yield from self._run_batch([requests[i] for i in batch], batch, decoding)
                 batch, size = [], 0
             batch.append(position)
@@ -150,6 +172,7 @@ class HFBackend(BackendBase):
     def _run_batch(
         self, requests: list[Request], positions: list[int], decoding: DecodingConfig
     ) -> Iterator[tuple[int, list[str]]]:
+        # lazy: torch and transformers are heavy and needed only once a model is loaded
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -218,7 +241,7 @@ class _RowSampler:
         self.top_p = top_p
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
+        import torch  # lazy: heavy, needed only once a model is loaded
 
         probs = torch.softmax(scores.float() / self.temperature, dim=-1)
         if self.top_p < 1.0:
@@ -246,7 +269,7 @@ class _StopOnSequences:
         self.window = max(len(s) for s in stop) + 1
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
+        import torch  # lazy: heavy, needed only once a model is loaded
 
         new = input_ids[:, self.prompt_width :]
         tails = self.tokenizer.batch_decode(new[:, -self.window :], skip_special_tokens=True)

@@ -1,10 +1,11 @@
 """OpenAI-compatible HTTP backend (`/v1/completions`, or `/v1/chat/completions` with chat).
 
-Works with vLLM, SGLang and TGI servers and hosted APIs. Requests run in a thread pool of
-`max_concurrency`; 429, 5xx, timeouts and dropped connections are retried with exponential
-backoff (honouring Retry-After); any other refusal, or a server that cannot be reached, is a
-UserError naming the URL. The API key is read from the environment variable the spec names and
-is never logged, stored or put into an identity or error message.
+Works with vLLM, SGLang and TGI servers and hosted APIs, through the one HTTP client
+(`benchmarks.common.http.OpenAIClient`): requests run in a thread pool of `max_concurrency`;
+429, 5xx, timeouts and dropped connections are retried with exponential backoff (honouring
+Retry-After); any other refusal, or a server that cannot be reached, is a UserError naming the
+URL. The API key is read from the environment variable the options name and is never logged,
+stored or put into an identity or error message.
 
 Each request asks for n samples of one prompt with seed base + first index (vLLM servers give
 child i the seed + i, so sample j gets base + j however requests were split); whether a server
@@ -13,38 +14,91 @@ honours seeds at all is up to the server.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.generation._backend import BackendBase, BackendSpec, Request, consecutive_runs
+from benchmarks.common.errors import UserError
+from benchmarks.common.http import OpenAIClient
+from benchmarks.generation._backend import BackendBase, Request, check_positive, consecutive_runs
 from benchmarks.generation._decoding import DecodingConfig, chat_message, sample_seed
-
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
-_MAX_DELAY_S = 60.0
+from benchmarks.generation._spec import BackendSpec
 
 
-class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
+@dataclass(frozen=True)
+class OpenAIOptions:
+    """Options of the `openai` backend (an OpenAI-compatible HTTP server)."""
+
+    base_url: str | None = field(
+        default=None, metadata={"help": "server base URL, e.g. http://127.0.0.1:8000/v1"}
+    )
+    api_key_env: str = field(
+        default="OPENAI_API_KEY",
+        metadata={"help": "environment variable holding the API key (never logged)"},
+    )
+    max_concurrency: int = field(default=8, metadata={"help": "requests in flight at once"})
+    timeout_s: float = field(default=300.0, metadata={"help": "seconds to wait for one response"})
+    retries: int = field(
+        default=5, metadata={"help": "retries after 429, 5xx, timeouts or dropped connections"}
+    )
+    backoff_s: float = field(
+        default=1.0, metadata={"help": "first retry delay; doubles each retry (capped at 60 s)"}
+    )
+    samples_per_request: int | None = field(
+        default=None, metadata={"help": "most samples (n) of one prompt per request (default 16)"}
+    )
+    server_stop: bool = field(
+        default=True,
+        metadata={
+            "help": "send stop sequences to the server (some hosted APIs accept at most 4); "
+            "completions are cut at them locally either way"
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if not self.base_url or not self.base_url.startswith(("http://", "https://")):
+            raise UserError(
+                f"an openai backend needs base_url starting with http:// or https:// (got "
+                f"{self.base_url!r}), e.g. http://127.0.0.1:8000/v1."
+            )
+        check_positive("max_concurrency", self.max_concurrency)
+        check_positive("samples_per_request", self.samples_per_request, optional=True)
+        if self.retries < 0:
+            raise UserError(f"backend retries must be 0 or more (got {self.retries!r}).")
+        if self.timeout_s <= 0 or self.backoff_s < 0:
+            raise UserError("backend timeout_s must be positive and backoff_s non-negative.")
 
 
 class OpenAIBackend(BackendBase):
+    Options = OpenAIOptions
+    model_required = "the name the server serves"
+
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec
-        self.max_samples_per_call = spec.samples_per_request or 16
-        self.base_url = (spec.base_url or "").rstrip("/")
+        self.max_samples_per_call = self.options.samples_per_request or 16
+        self.base_url = (self.options.base_url or "").rstrip("/")
         # The server's weights cannot be hashed from here: the identity is what we can see.
         self.identity = f"openai|{self.base_url}|{spec.model}"
         self.sleep = time.sleep  # tests replace it to skip real waiting
+
+    @property
+    def options(self) -> OpenAIOptions:
+        return self.spec.options
+
+    def client(self) -> OpenAIClient:
+        """A client for this server (close it, or use it as a context manager)."""
+        options = self.options
+        return OpenAIClient(
+            self.base_url,
+            api_key_env=options.api_key_env,
+            timeout_s=options.timeout_s,
+            retries=options.retries,
+            backoff_s=options.backoff_s,
+            max_connections=options.max_concurrency,
+            sleep=self.sleep,
+        )
 
     def build_body(self, request: Request, decoding: DecodingConfig) -> tuple[str, dict[str, Any]]:
         """(endpoint path, JSON body) for one request; greedy requests ask for one sample."""
@@ -62,7 +116,7 @@ class OpenAIBackend(BackendBase):
             body["messages"] = [{"role": "user", "content": chat_message(request.prompt, decoding)}]
             return "/chat/completions", body
         body["prompt"] = request.prompt
-        if self.spec.server_stop and decoding.stop:
+        if self.options.server_stop and decoding.stop:
             body["stop"] = list(decoding.stop)
         return "/completions", body
 
@@ -76,14 +130,15 @@ class OpenAIBackend(BackendBase):
         parts_left = {position: 0 for position in range(len(requests))}
         for position, _ in runs:
             parts_left[position] += 1
-        with ThreadPoolExecutor(max_workers=self.spec.max_concurrency) as pool:
+        limit = self.options.max_concurrency
+        with self.client() as client, ThreadPoolExecutor(max_workers=limit) as pool:
             pending: dict[Future[list[str]], tuple[int, int]] = {}
             queue = list(enumerate(runs))
             try:
                 while queue or pending:
-                    while queue and len(pending) < self.spec.max_concurrency:
+                    while queue and len(pending) < limit:
                         order, (position, part) = queue.pop(0)
-                        pending[pool.submit(self._one, part, decoding)] = (position, order)
+                        pending[pool.submit(self._one, client, part, decoding)] = (position, order)
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:
                         position, order = pending.pop(future)
@@ -96,70 +151,13 @@ class OpenAIBackend(BackendBase):
                 for future in pending:
                     future.cancel()
 
-    def _one(self, request: Request, decoding: DecodingConfig) -> list[str]:
+    def _one(self, client: OpenAIClient, request: Request, decoding: DecodingConfig) -> list[str]:
         path, body = self.build_body(request, decoding)
-        url = self.base_url + path
-        payload = self._post_with_retries(url, body)
-        texts = self._parse(url, payload, body["n"], chat=decoding.chat)
+        payload = client.post_json(path, body)
+        texts = self._parse(client.url(path), payload, body["n"], chat=decoding.chat)
         if decoding.greedy:
             texts = texts * len(request.indices)
         return texts
-
-    def _post_with_retries(self, url: str, body: dict[str, Any]) -> Any:
-        attempt = 0
-        while True:
-            try:
-                return self._post(url, body)
-            except _Retryable as err:
-                if attempt >= self.spec.retries:
-                    raise UserError(
-                        f"endpoint {url} kept failing ({err.reason}) after {attempt} retries; "
-                        "check the server's health and load, or raise retries."
-                    ) from None
-                delay = min(_MAX_DELAY_S, self.spec.backoff_s * 2**attempt)
-                if err.retry_after is not None:
-                    delay = min(_MAX_DELAY_S, max(delay, err.retry_after))
-                attempt += 1
-                self.sleep(delay)
-
-    def _post(self, url: str, body: dict[str, Any]) -> Any:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.spec.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(
-            url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.spec.timeout_s) as response:
-                data = response.read()
-        except urllib.error.HTTPError as err:
-            detail = _error_detail(err)
-            if err.code in _RETRY_STATUS:
-                raise _Retryable(f"HTTP {err.code}: {detail}", _retry_after(err)) from None
-            hint = (
-                f"check that {self.spec.api_key_env} holds a valid key"
-                if err.code in (401, 403)
-                else "check the URL, the model name and the prompt length"
-            )
-            raise UserError(
-                f"endpoint {url} refused the request (HTTP {err.code}: {detail}); {hint}."
-            ) from None
-        except (TimeoutError, ConnectionResetError, ConnectionAbortedError) as err:
-            raise _Retryable(type(err).__name__) from None
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, TimeoutError | ConnectionResetError):
-                raise _Retryable(type(err.reason).__name__) from None
-            raise UserError(
-                f"endpoint {url} is unreachable ({err.reason}); is the server running and "
-                "base_url right?"
-            ) from None
-        try:
-            return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise UserError(
-                f"endpoint {url} did not return JSON; is it an OpenAI-compatible server?"
-            ) from None
 
     @staticmethod
     def _parse(url: str, payload: Any, n: int, *, chat: bool) -> list[str]:
@@ -174,23 +172,3 @@ class OpenAIBackend(BackendBase):
             text = (choice.get("message") or {}).get("content") if chat else choice.get("text")
             texts.append(text if isinstance(text, str) else "")
         return texts
-
-
-def _error_detail(err: urllib.error.HTTPError) -> str:
-    try:
-        text = err.read().decode("utf-8", errors="replace")
-    except OSError:
-        text = ""
-    try:
-        message = json.loads(text).get("error", {}).get("message")
-    except (ValueError, AttributeError):
-        message = None
-    return (message or text or str(err.reason)).strip().replace("\n", " ")[:200]
-
-
-def _retry_after(err: urllib.error.HTTPError) -> float | None:
-    value = err.headers.get("Retry-After") if err.headers else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None

@@ -13,19 +13,65 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.generation._backend import (
+    DTYPE_HELP,
+    DTYPES,
     BackendBase,
-    BackendSpec,
     Request,
+    check_choice,
+    check_positive,
     consecutive_runs,
     model_reference,
 )
 from benchmarks.generation._decoding import DecodingConfig, chat_message, sample_seed
+from benchmarks.generation._spec import BackendSpec
 
 _VLLM_DTYPES = {"auto": "auto", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
+
+@dataclass(frozen=True)
+class VLLMOptions:
+    """Options of the `vllm` backend (an offline vLLM engine on GPUs)."""
+
+    revision: str | None = field(
+        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
+    )
+    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
+    samples_per_request: int | None = field(
+        default=None,
+        metadata={"help": "most samples (n) of one prompt per engine request (default 128)"},
+    )
+    round_requests: int = field(
+        default=256,
+        metadata={
+            "help": "requests handed to the engine at once; each round is saved to the cache "
+            "before the next starts"
+        },
+    )
+    tensor_parallel_size: int = field(
+        default=1, metadata={"help": "GPUs one model is split across"}
+    )
+    gpu_memory_utilization: float = field(
+        default=0.9, metadata={"help": "fraction of GPU memory the engine may take"}
+    )
+    max_model_len: int | None = field(
+        default=None, metadata={"help": "context length (default: the model's)"}
+    )
+
+    def __post_init__(self) -> None:
+        check_choice("dtype", self.dtype, DTYPES)
+        check_positive("samples_per_request", self.samples_per_request, optional=True)
+        check_positive("round_requests", self.round_requests)
+        check_positive("tensor_parallel_size", self.tensor_parallel_size)
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise UserError(
+                "backend gpu_memory_utilization must be in (0, 1] (got "
+                f"{self.gpu_memory_utilization!r})."
+            )
 
 
 def sampling_arguments(request: Request, decoding: DecodingConfig) -> dict[str, Any]:
@@ -47,6 +93,8 @@ class VLLMBackend(BackendBase):
     """Pass `engine` (anything with vLLM's `generate` and `get_tokenizer`) and
     `sampling_params` (a SamplingParams factory) to use them instead of loading vLLM."""
 
+    Options = VLLMOptions
+
     def __init__(
         self,
         spec: BackendSpec,
@@ -56,38 +104,41 @@ class VLLMBackend(BackendBase):
         identity: str | None = None,
     ) -> None:
         self.spec = spec
-        self.max_samples_per_call = spec.samples_per_request or 128
+        self.options: VLLMOptions = spec.options
+        self.max_samples_per_call = self.options.samples_per_request or 128
         if engine is None:
             engine, sampling_params, identity = self._load(spec)
         if sampling_params is None:
             raise ValueError("pass sampling_params together with engine")
         self.engine = engine
         self.sampling_params = sampling_params
-        self.identity = identity or f"vllm|{spec.model}|{spec.dtype}"
+        self.identity = identity or f"vllm|{spec.model}|{self.options.dtype}"
 
     @staticmethod
     def _load(spec: BackendSpec) -> tuple[Any, Callable[..., Any], str]:
+        options: VLLMOptions = spec.options
         try:
+            # lazy: vLLM is an optional, GPU-only and heavy extra
             from vllm import LLM, SamplingParams
         except ImportError:
             raise UserError(
                 "the vllm backend needs vLLM on a GPU machine: pip install 'boi[vllm]' (or use "
                 "kind hf, or kind openai against a running vLLM server)."
             ) from None
-        where, reference = model_reference(spec.model, spec.revision)
-        options: dict[str, Any] = {
+        where, reference = model_reference(spec.model, options.revision)
+        arguments: dict[str, Any] = {
             "model": where,
-            "dtype": _VLLM_DTYPES[spec.dtype],
-            "tensor_parallel_size": spec.tensor_parallel_size,
-            "gpu_memory_utilization": spec.gpu_memory_utilization,
+            "dtype": _VLLM_DTYPES[options.dtype],
+            "tensor_parallel_size": options.tensor_parallel_size,
+            "gpu_memory_utilization": options.gpu_memory_utilization,
             # Sampling seeds are set per request; this only fixes the engine's own state.
             "seed": 0,
         }
-        if spec.revision:
-            options["revision"] = spec.revision
-        if spec.max_model_len:
-            options["max_model_len"] = spec.max_model_len
-        engine = LLM(**options)
+        if options.revision:
+            arguments["revision"] = options.revision
+        if options.max_model_len:
+            arguments["max_model_len"] = options.max_model_len
+        engine = LLM(**arguments)
         version = importlib.metadata.version("vllm")
         dtype = str(engine.llm_engine.model_config.dtype).removeprefix("torch.")
         identity = f"vllm|{reference}|{dtype}|vllm-{version}"
@@ -113,7 +164,7 @@ class VLLMBackend(BackendBase):
     def complete_many(
         self, requests: Sequence[Request], decoding: DecodingConfig
     ) -> Iterator[tuple[int, list[str]]]:
-        round_size = self.spec.round_requests
+        round_size = self.options.round_requests
         for start in range(0, len(requests), round_size):
             chunk = list(enumerate(requests))[start : start + round_size]
             runs = [(position, run) for position, r in chunk for run in consecutive_runs(r)]

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, require_fields
-from benchmarks.loaders import LoadIssue, LoadResult
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem, StdioTest
 
 CC_FIELDS = ("name", "description")
@@ -80,7 +80,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if path.suffix == ".parquet":
         if not path.exists():
             raise UserError(f"{path} does not exist; check the path.")
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy, and only Parquet input needs it
 
         try:
             table = pq.read_table(path)
@@ -92,7 +92,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 def _download() -> list[tuple[int, dict[str, Any]]]:
     try:
-        from datasets import load_dataset
+        from datasets import load_dataset  # heavy, and only a download needs it
 
         rows = load_dataset("deepmind/code_contests", split="train")
     except Exception as err:

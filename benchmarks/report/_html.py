@@ -10,7 +10,6 @@ transformations readable.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -19,12 +18,10 @@ from typing import Any
 from benchmarks.problem import Problem
 from benchmarks.report import _plots
 from benchmarks.report._data import (
-    NAME_ONLY,
     ORIGINAL,
     Run,
     Sample,
-    transform_label,
-    transform_order,
+    TransformNames,
 )
 from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, PromptDiff, Segment, diff_prompts
 from benchmarks.report._table import (
@@ -207,6 +204,7 @@ class _Page:
         self.problems = problems
         self.critic = critic
         self.limit = completions_per_variant
+        self.names = runs[0].names if runs else TransformNames()
         flips = {(f["dataset"], f["model"], f["setting"]): f["transforms"] for f in table["flips"]}
         self.flips = flips
         self.states = {run.key: _variant_states(run, flips[run.key]) for run in runs}
@@ -253,64 +251,19 @@ class _Page:
     def figures(self) -> str:
         out = ['<h2 id="plots">Plots</h2>']
         for (dataset, model), indices in column_groups(self.table):
-            name = f"{dataset} / {model}"
-            out.append(f"<h3>{esc(name)}</h3>")
-            out.append(
-                _figure(
-                    _plots.passk_figure(self.table, indices, f"pass@k per transformation: {name}"),
-                    "pass@k per transformation; error bars: bootstrap interval of the mean over problems.",
-                )
+            out.append(f"<h3>{esc(dataset)} / {esc(model)}</h3>")
+            context = _plots.PlotContext(
+                self.table, self.runs, self.critic, dataset, model, indices
             )
-            drop = _plots.drop_figure(self.table, indices, f"Relative drop vs Original: {name}")
-            if drop:
-                out.append(
-                    _figure(
-                        drop,
-                        "Relative drop of pass@k vs Original on the same problems (positive = worse); "
-                        "error bars: paired bootstrap interval.",
-                    )
-                )
-            if self.critic is not None:
-                out.append(self._critic_figure(dataset, model, indices))
-        return "".join(out)
-
-    def _critic_figure(self, dataset: str, model: str, indices: Sequence[int]) -> str:
-        panels, missing = [], 0
-        for run in self.runs:
-            if (run.dataset, run.model) != (dataset, model):
-                continue
-            k = min(
-                self.table["columns"][i]["k"]
-                for i in indices
-                if self.table["columns"][i]["setting"] == run.setting
-            )
-            original = run.original()
-            points: dict[str, list[tuple[float, float]]] = {}
-            for transform in run.transforms():
-                if transform == NAME_ONLY:
+            for draw in _plots.PLOTS.values():
+                figure = draw(context)
+                if figure is None:
                     continue
-                for source, variants in run.variants(transform).items():
-                    if source not in original or len(original[source]) < k:
-                        continue
-                    base = _pass(original[source], k)
-                    for variant_id, outcomes in variants.items():
-                        similarity = self.critic.get(variant_id)
-                        if similarity is None or len(outcomes) < k or math.isnan(similarity):
-                            missing += 1
-                            continue
-                        points.setdefault(transform_label(transform), []).append(
-                            (similarity, 100 * (_pass(outcomes, k) - base))
-                        )
-            panels.append((f"pass@{k} ({run.setting})", points))
-        image = _plots.critic_figure(
-            panels, f"Critic similarity vs pass@k change: {dataset} / {model}"
-        )
-        if image is None:
-            return '<p class="warn">Critic data was given, but none of it names a variant of these results.</p>'
-        caption = "Each point is one variant: its critic similarity to the original against its pass@k minus the original's (percentage points)."
-        if missing:
-            caption += f" {missing} variants have no critic similarity and are not shown."
-        return _figure(image, caption)
+                if figure.image is None:
+                    out.append(f'<p class="warn">{esc(figure.caption)}</p>')
+                else:
+                    out.append(_figure(figure.image, figure.caption))
+        return "".join(out)
 
     def flip_section(self) -> str:
         out = [
@@ -327,10 +280,10 @@ class _Page:
                 "<table><tr><th>transformation</th><th>kept solved</th><th>kept failed</th>"
                 "<th>lost</th><th>gained</th></tr>"
             )
-            for transform in transform_order(flips):
+            for transform in self.names.order(flips):
                 f = flips[transform]
                 out.append(
-                    f"<tr><td>{esc(transform_label(transform))}</td><td>{f['kept_solved']}</td>"
+                    f"<tr><td>{esc(self.names.label(transform))}</td><td>{f['kept_solved']}</td>"
                     f"<td>{f['kept_failed']}</td><td>{len(f['lost'])}</td><td>{len(f['gained'])}</td></tr>"
                 )
             out.append("</table>")
@@ -348,7 +301,7 @@ class _Page:
             '<span class="s-mixed">mixed (several variants)</span></p>',
             '<table class="grid"><tr><th>problem</th><th>original</th>',
         ]
-        out += [f"<th>{esc(transform_label(t))}</th>" for t in transforms]
+        out += [f"<th>{esc(self.names.label(t))}</th>" for t in transforms]
         out.append("</tr>")
         for source in sorted(original, key=_natural):
             solved = any(original[source])
@@ -431,7 +384,7 @@ class _Page:
             for task_id, src in run.source_of.items():
                 if src == source and run.transform_of[task_id] != ORIGINAL:
                     variant_ids[task_id] = run.transform_of[task_id]
-        order = {t: i for i, t in enumerate(transform_order(variant_ids.values()))}
+        order = {t: i for i, t in enumerate(self.names.order(variant_ids.values()))}
         ordered = sorted(variant_ids, key=lambda v: (order[variant_ids[v]], _natural(v)))
         badges = []
         for run in runs:
@@ -443,7 +396,7 @@ class _Page:
                 )
             lost = sorted(
                 {
-                    transform_label(variant_ids[v])
+                    self.names.label(variant_ids[v])
                     for v, s in self.states[run.key].items()
                     if s == "lost" and v in variant_ids
                 },
@@ -484,23 +437,17 @@ class _Page:
             summary += f"{'; ' if summary else ''}critic similarity {similarity:.1f}%"
         body = []
         if variant is not None and original is not None:
-            body.append(_side_by_side(original, variant, diff_prompts(original.prompt, variant)))
+            body.append(_side_by_side(variant, diff_prompts(original.prompt, variant)))
         elif variant is not None:
             body.append(f"<h4>Prompt</h4><pre>{esc(variant.prompt)}</pre>")
         else:
             body.append('<p class="note">No problem record for this variant: prompt not shown.</p>')
         body.append(_runs_html(runs, variant_id, self.limit))
         return (
-            f"<details><summary>{esc(transform_label(transform))} <code>{esc(variant_id)}</code>"
+            f"<details><summary>{esc(self.names.label(transform))} <code>{esc(variant_id)}</code>"
             f"{' — ' + esc(summary) if summary else ''} {''.join(verdicts)}</summary>"
             f'<div class="body">{"".join(body)}</div></details>'
         )
-
-
-def _pass(outcomes: Sequence[bool], k: int) -> float:
-    from benchmarks.passk import pass_at_k
-
-    return pass_at_k(len(outcomes), sum(outcomes), k)
 
 
 def _figure(image: str, caption: str) -> str:
@@ -510,7 +457,7 @@ def _figure(image: str, caption: str) -> str:
     )
 
 
-def _side_by_side(original: Problem, variant: Problem, diff: PromptDiff) -> str:
+def _side_by_side(variant: Problem, diff: PromptDiff) -> str:
     changes = variant.lineage[-1].changes if variant.lineage else {}
     renamed = (
         f"renamed from {changes['old_name']} to {changes['new_name']}"

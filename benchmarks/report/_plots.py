@@ -1,5 +1,10 @@
 """The report's figures as base64 PNG, drawn with matplotlib's Agg backend (no display needed).
 
+Every figure of the report's Plots section is a function registered with `@plot(name)`: it gets
+a `PlotContext` (the table, the runs, critic data, one dataset / model group) and returns a
+`Figure` or None (nothing to draw). The HTML report draws every registered plot for every group,
+in registration order, so adding a plot is one function here.
+
 matplotlib is imported inside the functions so `import benchmarks` stays fast. Labels come from
 user data (model names, settings); math-text parsing is off so a `$` in a name is just a `$`.
 """
@@ -9,11 +14,56 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from benchmarks.passk import pass_at_k
+from benchmarks.report._data import NAME_ONLY, Run
+from benchmarks.stats import is_defined
 
 # Colour-blind-safe (Okabe-Ito), cycled per bar series / transformation.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+
+
+@dataclass(frozen=True)
+class PlotContext:
+    """What a plot may draw from: the table JSON, the runs, critic similarities (or None), and
+    the group being drawn (one dataset / model; `indices` are its table columns)."""
+
+    table: Mapping[str, Any]
+    runs: Sequence[Run]
+    critic: Mapping[str, float] | None
+    dataset: str
+    model: str
+    indices: Sequence[int]
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset} / {self.model}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A drawn figure (base64 PNG) and its caption; without an image the caption is shown as a
+    warning (the data was given but nothing could be drawn from it)."""
+
+    image: str | None
+    caption: str
+
+
+PlotFunction = Callable[[PlotContext], Figure | None]
+PLOTS: dict[str, PlotFunction] = {}
+
+
+def plot(name: str) -> Callable[[PlotFunction], PlotFunction]:
+    """Register a figure of the report's Plots section under `name`."""
+
+    def register(function: PlotFunction) -> PlotFunction:
+        PLOTS[name] = function
+        return function
+
+    return register
 
 
 def _pyplot() -> Any:
@@ -33,10 +83,6 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _defined(value: float | None) -> bool:
-    return value is not None and not math.isnan(value)
-
-
 def _bars(
     labels: Sequence[str],
     series: Sequence[tuple[str, list[float | None], list[tuple[float | None, float | None]]]],
@@ -51,12 +97,13 @@ def _bars(
         for s, (name, values, intervals) in enumerate(series):
             xs, ys, lows, highs = [], [], [], []
             for i, (value, (low, high)) in enumerate(zip(values, intervals, strict=True)):
-                if not _defined(value):
+                # is_defined() is False for None; the `is None` tests let mypy see that too.
+                if value is None or not is_defined(value):
                     continue
                 xs.append(i - 0.4 + width * (s + 0.5))
                 ys.append(value)
-                lows.append(value - low if _defined(low) else 0.0)
-                highs.append(high - value if _defined(high) else 0.0)
+                lows.append(value - low if low is not None and is_defined(low) else 0.0)
+                highs.append(high - value if high is not None and is_defined(high) else 0.0)
             ax.bar(
                 xs,
                 ys,
@@ -88,10 +135,10 @@ def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -
         series.append(
             (
                 f"pass@{column['k']} ({column['setting']})",
-                [100 * c["pass_at_k"] if c and _defined(c["pass_at_k"]) else None for c in cells],
+                [100 * c["pass_at_k"] if c and is_defined(c["pass_at_k"]) else None for c in cells],
                 [
                     (100 * c["ci_low"], 100 * c["ci_high"])
-                    if c and _defined(c["ci_low"]) and _defined(c["ci_high"])
+                    if c and is_defined(c["ci_low"]) and is_defined(c["ci_high"])
                     else (None, None)
                     for c in cells
                 ],
@@ -117,12 +164,12 @@ def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) ->
             (
                 f"pass@{column['k']} ({column['setting']})",
                 [
-                    100 * c["relative_drop"] if c and _defined(c["relative_drop"]) else None
+                    100 * c["relative_drop"] if c and is_defined(c["relative_drop"]) else None
                     for c in cells
                 ],
                 [
                     (100 * c["drop_ci_low"], 100 * c["drop_ci_high"])
-                    if c and _defined(c["drop_ci_low"]) and _defined(c["drop_ci_high"])
+                    if c and is_defined(c["drop_ci_low"]) and is_defined(c["drop_ci_high"])
                     else (None, None)
                     for c in cells
                 ],
@@ -151,7 +198,8 @@ def critic_figure(
         # One colour per transformation across panels.
         labels = list(dict.fromkeys(label for _, points in panels for label in points))
         for ax, (name, points) in zip(axes[0], panels, strict=True):
-            xs_all, ys_all = [], []
+            xs_all: list[float] = []
+            ys_all: list[float] = []
             for label, pairs in points.items():
                 if not pairs:
                     continue
@@ -171,3 +219,76 @@ def critic_figure(
         axes[0][-1].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.suptitle(title, fontsize=10)
         return _png(fig)
+
+
+# --------------------------------------------------------------------------- registered plots
+
+
+@plot("pass_at_k")
+def _passk_plot(context: PlotContext) -> Figure:
+    return Figure(
+        passk_figure(context.table, context.indices, f"pass@k per transformation: {context.name}"),
+        "pass@k per transformation; error bars: bootstrap interval of the mean over problems.",
+    )
+
+
+@plot("relative_drop")
+def _drop_plot(context: PlotContext) -> Figure | None:
+    image = drop_figure(
+        context.table, context.indices, f"Relative drop vs Original: {context.name}"
+    )
+    if image is None:
+        return None
+    return Figure(
+        image,
+        "Relative drop of pass@k vs Original on the same problems (positive = worse); "
+        "error bars: paired bootstrap interval.",
+    )
+
+
+def _pass(outcomes: Sequence[bool], k: int) -> float:
+    return pass_at_k(len(outcomes), sum(outcomes), k)
+
+
+@plot("critic_similarity")
+def _critic_plot(context: PlotContext) -> Figure | None:
+    """One point per variant: critic similarity against the change in pass@k."""
+    critic = context.critic
+    if critic is None:
+        return None
+    columns = context.table["columns"]
+    panels, missing = [], 0
+    for run in context.runs:
+        if (run.dataset, run.model) != (context.dataset, context.model):
+            continue
+        k = min(columns[i]["k"] for i in context.indices if columns[i]["setting"] == run.setting)
+        original = run.original()
+        points: dict[str, list[tuple[float, float]]] = {}
+        for transform in run.transforms():
+            if transform == NAME_ONLY:
+                continue
+            for source, variants in run.variants(transform).items():
+                if source not in original or len(original[source]) < k:
+                    continue
+                base = _pass(original[source], k)
+                for variant_id, outcomes in variants.items():
+                    similarity = critic.get(variant_id)
+                    if similarity is None or len(outcomes) < k or math.isnan(similarity):
+                        missing += 1
+                        continue
+                    points.setdefault(run.names.label(transform), []).append(
+                        (similarity, 100 * (_pass(outcomes, k) - base))
+                    )
+        panels.append((f"pass@{k} ({run.setting})", points))
+    image = critic_figure(panels, f"Critic similarity vs pass@k change: {context.name}")
+    if image is None:
+        return Figure(
+            None, "Critic data was given, but none of it names a variant of these results."
+        )
+    caption = (
+        "Each point is one variant: its critic similarity to the original against its pass@k "
+        "minus the original's (percentage points)."
+    )
+    if missing:
+        caption += f" {missing} variants have no critic similarity and are not shown."
+    return Figure(image, caption)

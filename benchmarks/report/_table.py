@@ -11,19 +11,19 @@ from __future__ import annotations
 import csv
 import io
 import math
-import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
 from benchmarks.passk import pass_at_k, pass_at_k_by_task
-from benchmarks.report._data import NAME_ONLY, ORIGINAL, Run, transform_label, transform_order
+from benchmarks.report._data import NAME_ONLY, ORIGINAL, Run, TransformNames
 from benchmarks.robustness import (
     flip_table,
     paired_bootstrap_drop,
     robust_pass_at_k,
     transform_pass_at_k,
 )
+from benchmarks.stats import bootstrap_mean_interval, is_defined, mean
 
 CELL_FIELDS = (
     "problems",
@@ -38,23 +38,12 @@ CELL_FIELDS = (
 )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+class _Row(TypedDict):
+    """One row of the summary table: a transformation and its cell per column (None: no data)."""
 
-
-def _bootstrap_mean(
-    values: Sequence[float], resamples: int, confidence: float, seed: int
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of a mean over problems (the pass@k error bars)."""
-    if not values or resamples <= 0:
-        return float("nan"), float("nan")
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    low = means[min(len(means) - 1, int(tail * len(means)))]
-    high = means[min(len(means) - 1, int((1 - tail) * len(means)))]
-    return low, high
+    transform: str
+    label: str
+    cells: list[dict[str, Any] | None]
 
 
 def _check_ks(runs: Sequence[Run], ks_by_setting: Mapping[str, Sequence[int]]) -> None:
@@ -91,13 +80,13 @@ def _original_cell(
     values = [
         row[f"pass@{k}"] for row in pass_at_k_by_task(original, [k]).values() if f"pass@{k}" in row
     ]
-    low, high = _bootstrap_mean(values, resamples, confidence, seed)
+    low, high = bootstrap_mean_interval(values, resamples, confidence, seed)
     return {
         "problems": len(values),
-        "pass_at_k": _mean(values),
+        "pass_at_k": mean(values),
         "ci_low": low,
         "ci_high": high,
-        "original_same_problems": _mean(values),
+        "original_same_problems": mean(values),
         "relative_drop": None,
         "drop_ci_low": None,
         "drop_ci_high": None,
@@ -118,12 +107,12 @@ def _transform_cell(
         return None
     # The same problems transform_pass_at_k counted: n >= k on the original and every variant.
     per_problem = [
-        _mean([pass_at_k(len(v), sum(v), k) for v in variants[t].values()])
+        mean([pass_at_k(len(v), sum(v), k) for v in variants[t].values()])
         for t in sorted(set(original) & set(variants))
         if len(original[t]) >= k and all(len(v) >= k for v in variants[t].values())
     ]
     assert len(per_problem) == summary["problems"]
-    low, high = _bootstrap_mean(per_problem, resamples, confidence, seed)
+    low, high = bootstrap_mean_interval(per_problem, resamples, confidence, seed)
     drop = paired_bootstrap_drop(
         original, variants, k, resamples=resamples, confidence=confidence, seed=seed
     )
@@ -161,7 +150,7 @@ def _name_only(run: Run) -> dict[str, Any] | None:
                 "source_task_id": source,
                 "n": n,
                 "c": c,
-                "pass_at_1": _mean([pass_at_k(len(v), sum(v), 1) for v in outcomes if v]),
+                "pass_at_1": mean([pass_at_k(len(v), sum(v), 1) for v in outcomes if v]),
                 "original_pass_at_1": (
                     pass_at_k(len(original[source]), sum(original[source]), 1)
                     if original.get(source)
@@ -200,15 +189,17 @@ def summarize_runs(
         for run in runs
         for k in sorted(set(ks_by_setting[run.setting]))
     ]
-    names = transform_order({t for run in runs for t in run.transforms()})
-    rows = [{"transform": ORIGINAL, "label": transform_label(ORIGINAL), "cells": []}]
-    rows += [{"transform": t, "label": transform_label(t), "cells": []} for t in names]
+    naming = runs[0].names if runs else TransformNames()
+    names = naming.order({t for run in runs for t in run.transforms()})
+    rows: list[_Row] = [{"transform": ORIGINAL, "label": naming.label(ORIGINAL), "cells": []}]
+    rows += [{"transform": t, "label": naming.label(t), "cells": []} for t in names]
     flips = []
     for run in runs:
         original = run.original()
         variants = {t: run.variants(t) for t in run.transforms()}
         for k in sorted(set(ks_by_setting[run.setting])):
             for row in rows:
+                cell: dict[str, Any] | None
                 if row["transform"] == ORIGINAL:
                     cell = _original_cell(original, k, bootstrap, confidence, seed)
                 elif row["transform"] in variants:
@@ -248,10 +239,6 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _defined(value: float | None) -> bool:
-    return value is not None and not math.isnan(value)
-
-
 def _points(value: float) -> float:
     """100 * value, rounded for display without a '-0.0'."""
     return round(100 * value, 1) + 0.0
@@ -259,17 +246,18 @@ def _points(value: float) -> float:
 
 def format_percent(value: float | None) -> str:
     """A fraction as a percentage with one decimal ('n/a' when undefined)."""
-    return f"{_points(value):.1f}" if _defined(value) else "n/a"
+    # is_defined() is False for None; the `is not None` test lets mypy see that too.
+    return f"{_points(value):.1f}" if value is not None and is_defined(value) else "n/a"
 
 
 def format_change(cell: Mapping[str, Any]) -> str:
     """'-20.4% [-28.1, -12.0]': change vs Original on the same problems, with its CI."""
     drop = cell.get("relative_drop")
-    if not _defined(drop):
+    if drop is None or not is_defined(drop):  # is_defined(None) is False; narrowed for mypy
         return "n/a"
     text = f"{_points(-drop):+.1f}%"
     low, high = cell.get("drop_ci_low"), cell.get("drop_ci_high")
-    if _defined(low) and _defined(high):
+    if low is not None and high is not None and is_defined(low) and is_defined(high):
         text += f" [{_points(-high):+.1f}, {_points(-low):+.1f}]"
     return text
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.loaders import dataset_help
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "dataset", help="humaneval, mbpp, code_contests, or a path to a HumanEval-format JSONL file"
-    )
+    parser.add_argument("dataset", help=dataset_help("a path to a HumanEval-format JSONL file"))
     parser.add_argument(
         "--data",
         help="where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)",

@@ -8,10 +8,21 @@ challenges, five transformations, with and without the context-aware filter)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import dataclasses
+import json
+from pathlib import Path
 
-if TYPE_CHECKING:
-    from critic.scoring import Scorer
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import run_record
+from benchmarks.loaders import dataset_help, load_benchmark
+from critic.annotate import annotate_file, read_perturbed
+from critic.scoring import EndpointScorerConfig, HFScorerConfig, Scorer, load_scorer
+from critic.similarity import PlausibilityGate
+from critic.table2 import Table2Config, format_table2, run_table2
+
+GATE_FLAGS = {"min_similarity": "--min-similarity", "measure": "--gate-measure"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,65 +37,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--model",
         default="embedded",
-        help="HF id, local folder, or 'embedded' (SmolLM2-135M, prepared by boi models prepare)",
-    )
-    model.add_argument("--device", default="cpu", help="torch device (cpu, cuda, ...)")
-    model.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    model.add_argument(
-        "--batch-tokens", type=int, default=4096, help="most padded tokens per forward pass"
+        help="HF id, local folder, or 'embedded' (SmolLM2-135M, prepared by boi models prepare); "
+        "with --endpoint, the model name the server serves",
     )
     model.add_argument(
         "--endpoint",
         help="score through an OpenAI-compatible completions endpoint (base URL, e.g. "
         "http://127.0.0.1:8000/v1) instead of a local model; --model names the served model",
     )
-    model.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key"
-    )
+    local = parser.add_argument_group("local model scorer (hf)")
+    add_dataclass_arguments(local, HFScorerConfig, exclude=("model",))
+    served = parser.add_argument_group("endpoint scorer (with --endpoint)")
+    add_dataclass_arguments(served, EndpointScorerConfig, exclude=("url", "model"))
     gate = parser.add_argument_group("plausibility gate (FILE mode)")
-    gate.add_argument(
-        "--min-similarity",
-        type=float,
-        default=90.0,
-        help="reject variants below this similarity (%%)",
-    )
-    gate.add_argument("--gate-measure", default="total", choices=["total", "per_token"])
+    add_dataclass_arguments(gate, PlausibilityGate, flags=GATE_FLAGS)
     parser.add_argument(
         "--originals",
-        help="dataset (humaneval, mbpp, or a JSONL path) holding the originals when the file lacks them",
+        help=f"dataset holding the originals when the file lacks them: {dataset_help()}",
     )
     parser.add_argument("--data", help="where to read --originals (or MBPP for table2) from")
     protocol = parser.add_argument_group("table2")
-    protocol.add_argument("--n", type=int, default=200, help="challenges sampled")
-    protocol.add_argument("--seed", type=int, default=0, help="sample and transformation seed")
+    add_dataclass_arguments(protocol, Table2Config, exclude=("mbpp_data",))
 
 
 def _scorer(args: argparse.Namespace) -> Scorer:
-    from critic.scoring import EndpointScorer, EndpointScorerConfig, HFScorer, HFScorerConfig
-
     if args.endpoint:
         if args.model == "embedded":
-            from benchmarks.errors import UserError
-
             raise UserError("--endpoint needs --model NAME, the model name the server expects.")
-        return EndpointScorer(
-            EndpointScorerConfig(url=args.endpoint, model=args.model, api_key_env=args.api_key_env)
-        )
-    return HFScorer(
-        HFScorerConfig(
-            model=args.model, device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens
-        )
-    )
+        options = overrides_from_args(args, EndpointScorerConfig)
+        return load_scorer("endpoint", {**options, "url": args.endpoint, "model": args.model})
+    options = overrides_from_args(args, HFScorerConfig)
+    return load_scorer("hf", {**options, "model": args.model}, where="flags")
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.errors import UserError
-    from critic.similarity import PlausibilityGate
-
     if args.input == "table2":
-        from critic.table2 import Table2Config, format_table2, run_table2
-
-        config = Table2Config(n=args.n, seed=args.seed, mbpp_data=args.data)
+        config = Table2Config(
+            **overrides_from_args(args, Table2Config, only=("n", "seed")), mbpp_data=args.data
+        )
         out = args.out or "runs/critic_table2"
         result = run_table2(config, _scorer(args), out)
         print(format_table2(result))
@@ -93,30 +83,19 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.out:
         raise UserError("--out is required: the JSONL file the scored records are appended to.")
-    gate = PlausibilityGate(min_similarity=args.min_similarity, measure=args.gate_measure)
+    gate = PlausibilityGate(**overrides_from_args(args, PlausibilityGate))
     originals = []
     if args.originals:
-        from benchmarks.loaders import load_benchmark
-
         originals = load_benchmark(args.originals, args.data).problems
-    from critic.annotate import annotate_file, read_perturbed
-
     read_perturbed(args.input)  # bad input fails here, before a model is loaded
     scorer = _scorer(args)
     stats = annotate_file(args.input, args.out, scorer, gate, originals=originals)
-    import dataclasses
-    import json
-    from pathlib import Path
-
-    from benchmarks.jsonl import write_text_atomic
-    from benchmarks.provenance import run_record
-
-    config = {
+    record = {
         "scorer": scorer.describe(),
         "gate": dataclasses.asdict(gate),
         "originals": args.originals,
     }
-    meta = run_record(config, {"input": args.input})
+    meta = run_record(record, {"input": args.input})
     meta.update(completed=True, stats=dataclasses.asdict(stats))
     write_text_atomic(Path(f"{args.out}.meta.json"), json.dumps(meta, indent=2) + "\n")
     print(

@@ -8,68 +8,38 @@ from __future__ import annotations
 import argparse
 import sys
 
+from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
+from benchmarks.execution import ExecutionConfig
+from benchmarks.loaders import dataset_help
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "problems", help="humaneval, mbpp, code_contests, or a problem JSONL (boi perturb output)"
-    )
+    parser.add_argument("problems", help=dataset_help("a problem JSONL (boi perturb output)"))
     parser.add_argument("samples", help="samples JSONL: one {task_id, completion} per line")
     parser.add_argument("--out", required=True, help="results JSONL (appended to; resumable)")
     parser.add_argument("--data", help="where to read the named dataset from (as in boi blocks)")
     parser.add_argument(
         "--summary", help="summary JSON (default: RESULTS with .summary.json in place of .jsonl)"
     )
-    parser.add_argument(
-        "--workers", type=int, default=0, help="parallel workers (default: one per core)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=3.0,
-        help="base seconds per program (per test case for stdin/stdout problems); scaled up "
-        "by calibration (default 3.0)",
-    )
-    parser.add_argument(
+    limits = parser.add_argument_group("execution (ExecutionConfig; unset flags keep its defaults)")
+    add_dataclass_arguments(limits, ExecutionConfig, flags={"ks": "--k"})
+    limits.add_argument(
         "--no-calibration",
         action="store_true",
-        help="use --timeout as is: no machine-speed scaling, no reference-solution timing",
-    )
-    parser.add_argument("--memory-mb", type=int, default=2048, help="memory cap per sample (MiB)")
-    parser.add_argument("--processes", type=int, default=64, help="process cap per sample")
-    parser.add_argument(
-        "--k", default="1,10,100", help="comma-separated k values for pass@k (default 1,10,100)"
-    )
-    parser.add_argument(
-        "--allow-weak-isolation",
-        action="store_true",
-        help="run untrusted code even where namespaces or a process cap are unavailable",
+        help="use --timeout as is: no machine-speed scaling, no reference-solution timing "
+        "(the same as --no-calibrate --no-reference-timing)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
 
 
-def _parse_ks(text: str) -> tuple[int, ...]:
-    from benchmarks.errors import UserError
-
-    try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise UserError(f"--k {text!r} is not a comma-separated list of integers.") from None
-
-
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.execution import ExecutionConfig, execute_samples, read_samples
+    from benchmarks.execution import execute_samples, read_samples
     from benchmarks.loaders import load_benchmark
 
-    config = ExecutionConfig(
-        workers=args.workers,
-        timeout=args.timeout,
-        calibrate=not args.no_calibration,
-        reference_timing=not args.no_calibration,
-        memory_mb=args.memory_mb,
-        processes=args.processes,
-        ks=_parse_ks(args.k),
-        allow_weak_isolation=args.allow_weak_isolation,
-    )
+    overrides = overrides_from_args(args, ExecutionConfig)
+    if args.no_calibration:
+        overrides.update(calibrate=False, reference_timing=False)
+    config = from_mapping(ExecutionConfig, overrides, where="flags")
     problems = load_benchmark(args.problems, args.data).problems
     samples = read_samples(args.samples)
 

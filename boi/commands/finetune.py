@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.loaders import DATASETS
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="finetune_command", metavar="ACTION", required=True)
@@ -20,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sources",
         nargs="+",
         metavar="SOURCE",
-        help="NAME, NAME=PATH or a HumanEval-format JSONL path (NAME: mbpp, code_contests, humaneval)",
+        help=f"NAME, NAME=PATH or a HumanEval-format JSONL path (NAME: {', '.join(DATASETS)})",
     )
     build.add_argument(
         "--flavour", choices=("NA", "A"), default="NA", help="NA: originals; A: + variants"
@@ -61,9 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fine-tune (accelerate; DeepSpeed ZeRO-3 with --deepspeed or accelerate launch)",
         description="Fine-tune with early stopping; rerun the same command to resume after a kill.",
     )
-    from finetune.config import add_config_arguments
+    from benchmarks.common.config import add_dataclass_arguments
+    from finetune.config import CONFIG_HELP, TrainConfig
 
-    add_config_arguments(train)
+    train.add_argument("--config", help=CONFIG_HELP)
+    add_dataclass_arguments(train, TrainConfig)
 
     compare = sub.add_parser(
         "compare",
@@ -105,12 +109,13 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.finetune_command == "train":
-        from finetune.config import config_from_args
+        from benchmarks.common.config import overrides_from_args
+        from finetune.config import TrainConfig, load_train_config
         from finetune.train import training_function
 
-        training_function(config_from_args(args))
+        training_function(load_train_config(args.config, overrides_from_args(args, TrainConfig)))
         return 0
-    from finetune.compare import compare_models
+    from boi.compare import compare_models
 
     print(
         compare_models(before=args.before, na=args.na, a=args.a, config=args.config, out=args.out)

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.models import prepare_embedded_model
+    from benchmarks.common.models import prepare_embedded_model
 
     prepared = prepare_embedded_model(force=getattr(args, "force", False))
     if args.action == "path":

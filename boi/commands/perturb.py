@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
+from benchmarks.loaders import dataset_help
+from perturb.catalogue import PerturbConfig
+from perturb.keywords import KeywordConfig
+
+# `--context-filter/--no-context-filter` reads better than the field's own name.
+KEYWORD_FLAGS = {"context_aware": "--context-filter"}
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "dataset", help="humaneval, mbpp, code_contests, or a HumanEval-format JSONL path"
-    )
+    parser.add_argument("dataset", help=dataset_help())
     parser.add_argument("--data", help="where to read the named dataset from")
     parser.add_argument(
         "--transforms",
@@ -29,27 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--hf-out", help="also save a Hugging Face datasets.Dataset folder (save_to_disk)"
     )
     parser.add_argument(
-        "--anonymous-name",
-        default="func",
-        help="the name Anonymize gives the function (default: func)",
+        "--param",
+        action="append",
+        default=[],
+        metavar="TRANSFORM.PARAM=VALUE",
+        help="set a transformation's parameter (VALUE read as YAML, e.g. anonymize.name=XYZ); "
+        "repeatable; see --list",
     )
-    parser.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
-    parser.add_argument(
-        "--embedder",
-        default="embedded",
-        help="sentence-transformers name or path for KeyBERT (default: the embedded all-MiniLM-L6-v2)",
-    )
-    parser.add_argument(
-        "--code-threshold",
-        type=float,
-        help="code-relatedness threshold (default: calibrated, see README)",
-    )
-    parser.add_argument("--context-threshold", type=float, help="context-aware filter threshold")
-    parser.add_argument(
-        "--no-context-filter",
-        action="store_true",
-        help="disable the context-aware filter (ablation)",
-    )
+    perturbation = parser.add_argument_group("perturbation (PerturbConfig)")
+    add_dataclass_arguments(perturbation, PerturbConfig, exclude=("transforms", "params"))
+    keywords = parser.add_argument_group("keywords (KeywordConfig)")
+    add_dataclass_arguments(keywords, KeywordConfig, flags=KEYWORD_FLAGS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,30 +53,33 @@ def run(args: argparse.Namespace) -> int:
     import json
     import statistics
 
-    from benchmarks.errors import UserError
-    from benchmarks.jsonl import write_jsonl, write_text_atomic
+    from benchmarks.common.atomic import write_text_atomic
+    from benchmarks.common.errors import UserError
+    from benchmarks.common.jsonl import write_jsonl
+    from benchmarks.common.provenance import run_record
     from benchmarks.loaders import load_benchmark
-    from benchmarks.provenance import run_record
-    from perturb.catalogue import PerturbConfig, available_transforms, run_catalogue
-    from perturb.keywords import KeywordConfig
+    from perturb.catalogue import available_transforms, parse_param_overrides, run_catalogue
+    from perturb.transforms import transform_parameters
 
     if args.list:
         for name, description in available_transforms().items():
-            print(f"{name:<20} {description}")
+            params = ", ".join(f"{k}={v!r}" for k, v in transform_parameters(name).items())
+            print(f"{name:<20} {description}" + (f" [{params}]" if params else ""))
         return 0
     if not args.out:
         raise UserError("--out FILE is required (where to write the perturbed benchmark).")
-    overrides = {"embedder": args.embedder, "context_aware": not args.no_context_filter}
-    if args.code_threshold is not None:
-        overrides["code_threshold"] = args.code_threshold
-    if args.context_threshold is not None:
-        overrides["context_threshold"] = args.context_threshold
-    keyword_config = KeywordConfig(**overrides)
-    config = PerturbConfig(
-        tuple(args.transforms) if args.transforms else PerturbConfig().transforms,
-        args.anonymous_name,
-        args.seed,
-        keyword_config,
+    keyword_config = from_mapping(KeywordConfig, overrides_from_args(args, KeywordConfig), "flags")
+    config = from_mapping(
+        PerturbConfig,
+        {
+            **overrides_from_args(
+                args, PerturbConfig, only=("anonymous_name", "seed", "keep_unchanged")
+            ),
+            "transforms": tuple(args.transforms) if args.transforms else PerturbConfig().transforms,
+            "keywords": keyword_config,
+            "params": parse_param_overrides(args.param),
+        },
+        "flags",
     )
     loaded = load_benchmark(args.dataset, args.data)
     result = run_catalogue(loaded.problems, config)

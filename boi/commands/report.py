@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, list[int]]:
     """SETTING:K,K / K,K specs -> ks per setting; `settings` maps each to its fewest samples."""
-    from benchmarks.errors import UserError
+    from benchmarks.common.errors import UserError
 
     if not specs:
         return {
@@ -59,7 +59,7 @@ def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, li
                 f"--k {spec!r}: {values!r} is not a comma-separated list of integers."
             ) from None
         if setting and setting not in settings:
-            from benchmarks.errors import suggest
+            from benchmarks.common.errors import suggest
 
             raise UserError(
                 f"--k {spec!r} names setting {setting!r}{suggest(setting, settings)}, which is not in the results; "
@@ -71,10 +71,12 @@ def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, li
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.errors import UserError
+    from benchmarks.common.errors import UserError
     from benchmarks.problem import read_problems
-    from benchmarks.report import build_report, critic_similarities, read_results
+    from benchmarks.report import build_report, read_results
     from boi.runner import results_files
+    from critic.similarity import read_similarities
+    from perturb.transforms import transform_labels
 
     source = Path(args.source)
     critic_path = Path(args.critic) if args.critic else None
@@ -106,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         fewest[setting] = min(fewest.get(setting, n), n)
     for row in results:
         fewest.setdefault(row["setting"], 0)
-    critic = critic_similarities(critic_path) if critic_path else None
+    critic = read_similarities(critic_path) if critic_path else None
     paths = build_report(
         results,
         problems,
@@ -116,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap,
         seed=args.seed,
         completions_per_variant=args.completions,
+        labels=transform_labels(),
     )
     print(paths.table_md.read_text(encoding="utf-8"))
     written = [paths.table_md, paths.table_csv, paths.table_json, paths.html]

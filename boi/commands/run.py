@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.loaders import dataset_help
+from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         help="YAML config file, or a bundled config: demo (small, CPU) or paper (the paper's protocol)",
     )
-    parser.add_argument("--out", dest="out_dir", help="run directory (overrides out_dir)")
+    top = parser.add_argument_group("run config (RunConfig; a flag overrides the config file)")
+    add_dataclass_arguments(top, RunConfig, flags={"out_dir": "--out"})
     parser.add_argument(
         "--model",
         action="append",
@@ -22,17 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset",
         action="append",
-        help="dataset name or HumanEval-format JSONL; repeatable; overrides datasets",
+        help=f"{dataset_help()}; repeatable; overrides datasets",
     )
     parser.add_argument("--data", help="with one --dataset: where to read it from")
     parser.add_argument("--limit", type=int, help="with --dataset: only the first N problems")
-    parser.add_argument("--seeds", type=int, nargs="+", help="sampling seeds (overrides seeds)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from boi.runner import load_run_config, resolve_config_path, run_experiment
-
-    overrides: dict = {"out_dir": args.out_dir, "seeds": args.seeds}
+    overrides = overrides_from_args(args, RunConfig)
     if args.model:
         overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
     if args.dataset:

@@ -12,18 +12,12 @@ import gzip
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
-
-
-def _umask_mode() -> int:
-    """The mode a newly created file gets (mkstemp's temporary files are 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+from benchmarks.common.atomic import umask_mode
+from benchmarks.common.errors import UserError
 
 
 def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
@@ -79,23 +73,20 @@ def iter_jsonl(
         yield lineno, obj
 
 
-def read_jsonl(path: str | os.PathLike[str], *, allow_empty: bool = False) -> list[dict[str, Any]]:
-    """All objects of a JSONL file; an empty file is an error unless `allow_empty`."""
-    records = [obj for _, obj in iter_jsonl(path)]
-    if not records and not allow_empty:
-        raise UserError(f"{path} is empty; expected one JSON object per line.")
-    return records
-
-
 def require_fields(
-    path: str | os.PathLike[str], lineno: int, obj: dict[str, Any], fields: Iterable[str]
+    path: str | os.PathLike[str],
+    lineno: int,
+    obj: dict[str, Any],
+    fields: Iterable[str],
+    *,
+    what: str = "record",
+    needs: str = "add it or use the right dataset format",
 ) -> None:
-    """Raise a UserError naming the first of `fields` missing from the record at `lineno`."""
+    """Raise a UserError naming the first of `fields` missing from the record at `lineno`;
+    `needs` says what to do about it."""
     for field in fields:
         if field not in obj:
-            raise UserError(
-                f"{path} line {lineno}: the record has no {field!r} field; add it or use the right dataset format."
-            )
+            raise UserError(f"{path} line {lineno}: the {what} has no {field!r} field; {needs}.")
 
 
 def dumps(obj: Any) -> str:
@@ -116,7 +107,7 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]])
                 count += 1
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, _umask_mode())
+        os.chmod(tmp, umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -124,35 +115,35 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]])
     return count
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write a text file atomically (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class JsonlAppender:
     """Append-only JSONL log for resumable work.
 
     Opening it drops a torn last line (a killed writer's partial write) so the next append starts
-    on a fresh line; `existing` holds the records already there, for the caller to skip.
+    on a fresh line; `existing` holds the records already there, for the caller to skip. With
+    `keep`, records it rejects are dropped first (what a resume from an older checkpoint must
+    forget; rewritten atomically); with `fresh`, the log starts empty.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        keep: Callable[[dict[str, Any]], bool] | None = None,
+        fresh: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.existing: list[dict[str, Any]] = []
-        if self.path.exists():
+        if fresh:
+            write_jsonl(self.path, [])
+        elif self.path.exists():
             self._drop_torn_tail()
             self.existing = [obj for _, obj in iter_jsonl(self.path)]
+            if keep is not None:
+                kept = [obj for obj in self.existing if keep(obj)]
+                if len(kept) != len(self.existing):
+                    write_jsonl(self.path, kept)
+                self.existing = kept
         self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def _drop_torn_tail(self) -> None:

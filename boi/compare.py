@@ -1,8 +1,10 @@
-"""Before / NA / A comparison in the layout of the paper's Table 4.
+"""Before / NA / A comparison of fine-tuned models in the layout of the paper's Table 4.
 
 `compare_models` evaluates the model before fine-tuning and the two fine-tuned ones (NA, A)
 under the transformation catalogue through the experiment runner (`boi run`, its YAML config
 for datasets, settings and seeds), then `format_table4` lays out pass@k per transformation.
+It lives in `boi/` because it orchestrates the stages (the runner); `finetune/` only builds data
+and trains (`boi finetune compare`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.errors import UserError
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.common.models import resolve_model
+from benchmarks.passk import mean_pass_at_k
+from boi.runner import (
+    load_run_config,
+    model_label,
+    read_results,
+    resolve_config_path,
+    run_experiment,
+)
 
 MODELS = ("before", "NA", "A")
 
@@ -59,8 +71,6 @@ def table4_scores(
     `results` are `boi run` rows (model, setting, transform, task_id, passed); `labels` maps the
     runner's model label to before / NA / A.
     """
-    from benchmarks.passk import mean_pass_at_k
-
     outcomes: dict[tuple[str, str], dict[str, list[bool]]] = {}
     for row in results:
         if row["setting"] != setting or row["model"] not in labels:
@@ -80,16 +90,6 @@ def compare_models(before: str, na: str, a: str, config: str | None, out: str) -
     The runner labels models by folder name, so the three models are linked under
     `out/models/{before,NA,A}` and the run itself goes to `out/run` (resumable like any run).
     """
-    from benchmarks.jsonl import write_text_atomic
-    from benchmarks.models import resolve_model
-    from boi.runner import (
-        load_run_config,
-        model_label,
-        read_results,
-        resolve_config_path,
-        run_experiment,
-    )
-
     out_dir = Path(out)
     links = out_dir / "models"
     links.mkdir(parents=True, exist_ok=True)

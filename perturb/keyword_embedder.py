@@ -16,30 +16,46 @@ import ast
 import os
 import random
 import sysconfig
+import tempfile
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.errors import UserError
+from benchmarks.common.errors import UserError
+from perturb.keywords import load_sentence_transformer
 
 STDLIB = "stdlib"
 
 
 @dataclass(frozen=True)
 class EmbedderFinetuneConfig:
-    corpus: str = STDLIB
-    """A folder of .py files, `stdlib` (this Python's standard library), or an HF dataset id."""
-    base_model: str = "embedded"
-    """The sentence-transformers model to start from (`embedded` = all-MiniLM-L6-v2)."""
-    max_pairs: int = 4000
-    """At most this many (docstring, code) pairs, sampled with `seed`."""
-    epochs: int = 1
-    batch_size: int = 32
-    learning_rate: float = 2e-5
-    max_code_chars: int = 600
-    """Code is cut to this many characters (the embedder sees 256 tokens at most anyway)."""
-    seed: int = 0
+    corpus: str = field(
+        default=STDLIB,
+        metadata={
+            "help": "a folder of .py files, `stdlib` (this Python's standard library), or an HF dataset id"
+        },
+    )
+    base_model: str = field(
+        default="embedded",
+        metadata={
+            "help": "the sentence-transformers model to start from (`embedded` = all-MiniLM-L6-v2)"
+        },
+    )
+    max_pairs: int = field(
+        default=4000,
+        metadata={"help": "at most this many (docstring, code) pairs, sampled with `seed`"},
+    )
+    epochs: int = field(default=1, metadata={"help": "passes over the pairs"})
+    batch_size: int = field(default=32, metadata={"help": "pairs per training step"})
+    learning_rate: float = field(default=2e-5, metadata={"help": "AdamW learning rate"})
+    max_code_chars: int = field(
+        default=600,
+        metadata={
+            "help": "code is cut to this many characters (the embedder sees 256 tokens at most anyway)"
+        },
+    )
+    seed: int = field(default=0, metadata={"help": "seed of the pair sample and training"})
 
     def __post_init__(self) -> None:
         if self.max_pairs < self.batch_size:
@@ -84,7 +100,7 @@ def _corpus_files(corpus: str) -> Iterator[str]:
             f"Corpus folder {corpus} does not exist; pass a folder of .py files, 'stdlib', or a Hugging Face dataset id."
         )
     try:
-        from datasets import load_dataset
+        from datasets import load_dataset  # heavy; only a hub corpus needs it
 
         dataset = load_dataset(corpus, split="train", streaming=True)
         for row in dataset:
@@ -119,16 +135,13 @@ def training_pairs(config: EmbedderFinetuneConfig) -> list[tuple[str, str]]:
 
 def finetune_embedder(config: EmbedderFinetuneConfig, out_dir: str) -> dict[str, float | int | str]:
     """Fine-tune and save a sentence-transformers folder at `out_dir`; returns a summary."""
-    import tempfile
-
+    # Heavy (torch underneath), and only training needs them: imported here.
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
-        losses,
     )
-
-    from perturb.keywords import load_sentence_transformer
+    from sentence_transformers import losses as losses  # type: ignore[attr-defined]  # lazy attribute
 
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
@@ -176,6 +189,6 @@ def finetune_embedder(config: EmbedderFinetuneConfig, out_dir: str) -> dict[str,
 
 
 def _cuda() -> bool:
-    import torch
+    import torch  # heavy; imported only when training starts
 
     return torch.cuda.is_available()

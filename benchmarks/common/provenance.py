@@ -9,6 +9,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | No
 
 def git_revision() -> dict[str, Any]:
     """The commit of the boi checkout (and whether it had uncommitted changes), if any."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
@@ -71,7 +72,7 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def run_record(config: Any, inputs: dict[str, str | Path] | None = None) -> dict[str, Any]:
+def run_record(config: Any, inputs: Mapping[str, str | Path] | None = None) -> dict[str, Any]:
     """The provenance block every output writes beside itself."""
     return {
         "config": config,

@@ -1,0 +1,63 @@
+"""Atomic writes: a reader sees the old file or folder, or the new one, never half of either.
+
+Files are written to a temporary name beside the target and renamed over it; folders are built
+beside their final place and swapped in, the old one removed only once the new one is there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def umask_mode() -> int:
+    """The mode a newly created file gets (mkstemp's temporary files are 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write a text file atomically (temporary file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, umask_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def old_dir(final: Path) -> Path:
+    """Where `replace_dir` parks the folder it replaces until the new one is in place."""
+    return final.with_name(f"{final.name}.old")
+
+
+def replace_dir(tmp: Path, final: Path) -> None:
+    """Replace `final` by the complete folder `tmp`; the old one is removed only afterwards.
+
+    A kill between the two renames leaves `final.old` and no `final`: `recover_dir` undoes it.
+    """
+    old = old_dir(final)
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def recover_dir(final: Path) -> None:
+    """Undo a `replace_dir` killed half-way: put the old folder back if the new one is missing."""
+    old = old_dir(final)
+    if old.exists() and not final.exists():
+        os.replace(old, final)
+    elif old.exists():
+        shutil.rmtree(old)

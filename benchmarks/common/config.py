@@ -1,0 +1,275 @@
+"""Typed dataclass configs <-> YAML/JSON <-> command-line flags, with messages that say what to change.
+
+The one config layer every command uses:
+
+- `from_mapping(Config, data)` builds nested dataclasses (fields that are dataclasses, lists or
+  tuples of dataclasses, tuples of scalars), rejects unknown keys with the closest known one
+  ("settings[0].temprature is not a config key; did you mean 'temperature'?") and wrong types,
+  and leaves validation of values to each dataclass's `__post_init__`. A dataclass that needs a
+  custom shape (a backend spec whose keys depend on its kind) defines a classmethod
+  `from_mapping(data, where)`, which is used instead.
+- `load_config(Config, path, overrides)` reads a YAML file and applies flag overrides on top.
+- `add_dataclass_arguments(parser, Config)` generates one `--flag` per scalar field, with the
+  field's help (`field(metadata={"help": ...})`: the one help convention) and its default;
+  `overrides_from_args(args, Config)` collects the flags the user gave.
+- `to_dict(config)` is the JSON form that run records and config hashes use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from benchmarks.common.errors import UserError, suggest
+
+T = TypeVar("T")
+
+
+def convert_value(value: Any, hint: Any, where: str) -> Any:
+    """`value` (YAML-loaded) as the type `hint` describes, or a UserError naming `where`."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return convert_value(value, option, where)
+            except UserError as err:
+                errors.append(str(err))
+        raise UserError(errors[0] if errors else f"{where} has an unsupported value {value!r}.")
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if isinstance(value, hint):
+            return value
+        custom = getattr(hint, "from_mapping", None)
+        if custom is not None and isinstance(value, Mapping):
+            return custom(value, where)
+        if not isinstance(value, Mapping):
+            raise UserError(
+                f"{where} must be a mapping of {hint.__name__} fields, not {type(value).__name__}."
+            )
+        return from_mapping(hint, value, where)
+    if origin in (list, tuple) or hint in (list, tuple):
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            value = [value]  # a single value where a list is expected
+        if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            item = args[0]
+        elif origin is tuple and args:
+            if len(args) != len(value):
+                raise UserError(f"{where} must have {len(args)} items, not {len(value)}.")
+            return tuple(
+                convert_value(v, a, f"{where}[{i}]")
+                for i, (v, a) in enumerate(zip(value, args, strict=True))
+            )
+        else:
+            item = args[0] if args else Any
+        items = [convert_value(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if (origin is tuple or hint is tuple) else items
+    if origin is dict or hint is dict:
+        if not isinstance(value, Mapping):
+            raise UserError(f"{where} must be a mapping, not {type(value).__name__}.")
+        return dict(value)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is float and isinstance(value, str):
+        # PyYAML (YAML 1.1) reads `1e-5`, the way learning rates are written, as a string.
+        try:
+            return float(value)
+        except ValueError:
+            pass  # reported below: it must be a float
+    if hint is str and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # YAML reads `model: 7` as a number; a name was meant
+    if hint in (int, float, str, bool):
+        if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+            raise UserError(f"{where} must be {hint.__name__}, not {value!r}.")
+        return value
+    return value
+
+
+def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -> T:
+    """An instance of the dataclass `cls` from a (YAML-loaded) mapping."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]  # cls is a dataclass by contract
+    kwargs = {}
+    for key, value in data.items():
+        if key not in fields:
+            raise UserError(
+                f"{where}.{key} is not a config key{suggest(str(key), fields)}; known keys: {', '.join(fields)}."
+            )
+        kwargs[key] = convert_value(value, hints[key], f"{where}.{key}")
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        raise UserError(f"{where}: {err}.") from None
+
+
+def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A YAML mapping from a file, with a clear error for a missing or malformed file."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"Config file {path} does not exist; check the path.")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise UserError(
+            f"{path}{line} is not valid YAML ({getattr(err, 'problem', err)}); fix the syntax."
+        ) from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; re-encode it.") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, Mapping):
+        raise UserError(f"{path} must hold a mapping of config keys at the top level.")
+    return dict(loaded)
+
+
+def to_dict(config: Any) -> Any:
+    """A JSON-able dict of a (nested) dataclass config."""
+    custom = getattr(config, "to_mapping", None)
+    if custom is not None and not isinstance(config, type):
+        return to_dict(custom())  # the inverse of a custom `from_mapping` (a backend spec)
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return {f.name: to_dict(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    if isinstance(config, list | tuple):
+        return [to_dict(v) for v in config]
+    if isinstance(config, Mapping):
+        return {k: to_dict(v) for k, v in config.items()}
+    return config
+
+
+def load_config(
+    cls: type[T],
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any] | None = None,
+) -> T:
+    """A `cls` from a YAML file (optional) with `overrides` (None values ignored) on top."""
+    data = load_yaml(path) if path else {}
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return from_mapping(cls, data, where=Path(path).name if path else "config")
+
+
+# --------------------------------------------------------------------------- command-line flags
+
+
+def field_help(spec: dataclasses.Field[Any]) -> str:
+    """A field's help text (`field(metadata={"help": ...})`)."""
+    return str(spec.metadata.get("help", ""))
+
+
+def _default_of(spec: dataclasses.Field[Any]) -> Any:
+    if spec.default is not dataclasses.MISSING:
+        return spec.default
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    return None
+
+
+def _flag_type(hint: Any) -> tuple[Any, bool] | None:
+    """(scalar type, many) for a field that can be a flag; None for nested configs."""
+    origin = typing.get_origin(hint)
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if origin in (typing.Union, types.UnionType):
+        return _flag_type(args[0]) if len(args) == 1 else None
+    if origin in (list, tuple):
+        item = args[0] if args else str
+        return (item, True) if item in (int, float, str) else None
+    if hint in (int, float, str, bool):
+        return hint, False
+    return None
+
+
+def add_dataclass_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    cls: type,
+    *,
+    only: Iterable[str] | None = None,
+    exclude: Iterable[str] = (),
+    flags: Mapping[str, str] | None = None,
+) -> None:
+    """One `--flag` per scalar field of the dataclass `cls` (nested configs are YAML-only).
+
+    Flags default to None, so an unset flag leaves the YAML or dataclass default in place; the
+    help shows the dataclass default. Booleans get `--x/--no-x`, tuples and lists take several
+    values. `flags` renames a field's flag (`{"out_dir": "--out"}`).
+    """
+    hints = typing.get_type_hints(cls)
+    wanted = set(only) if only is not None else None
+    for spec in dataclasses.fields(cls):
+        if (
+            not spec.init
+            or spec.name in exclude
+            or (wanted is not None and spec.name not in wanted)
+        ):
+            continue
+        kind = _flag_type(hints[spec.name])
+        if kind is None:
+            continue
+        scalar, many = kind
+        flag = (flags or {}).get(spec.name, f"--{spec.name.replace('_', '-')}")
+        default = _default_of(spec)
+        shown = " ".join(map(str, default)) if many and default else default
+        help_text = f"{field_help(spec)} (default: {shown})".replace("%", "%%")
+        if scalar is bool:
+            parser.add_argument(
+                flag,
+                dest=spec.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        elif many:
+            parser.add_argument(
+                flag,
+                dest=spec.name,
+                type=_comma_list(scalar),
+                nargs="+",
+                action="extend",
+                default=None,
+                metavar=spec.name.upper(),
+                help=help_text + "; several values, space- or comma-separated",
+            )
+        else:
+            parser.add_argument(
+                flag,
+                dest=spec.name,
+                type=scalar,
+                default=None,
+                metavar=spec.name.upper(),
+                help=help_text,
+            )
+
+
+def _comma_list(scalar: Any) -> Any:
+    """An argparse type reading `1,10,100` as [1, 10, 100] (and `1` as [1])."""
+
+    def parse(text: str) -> list[Any]:
+        try:
+            return [scalar(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a comma-separated list of {scalar.__name__} values"
+            ) from None
+
+    parse.__name__ = f"{scalar.__name__} list"
+    return parse
+
+
+def overrides_from_args(
+    args: argparse.Namespace, cls: type, *, only: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The fields of `cls` the user set on the command line (flags left unset are absent)."""
+    names = set(only) if only is not None else {f.name for f in dataclasses.fields(cls)}
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}

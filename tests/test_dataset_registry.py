@@ -1,0 +1,102 @@
+"""A dataset registered here joins `load_benchmark`, the `boi` commands and `boi run` with no
+other edit; the loaders package has no import cycle."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks.common.errors import UserError
+from benchmarks.loaders import DATASETS, LoadResult, dataset_help, load_benchmark
+from benchmarks.problem import Problem
+from boi.cli import main
+
+PROMPT = (
+    'def add_one(x: int) -> int:\n    """Return x plus one.\n    >>> add_one(1)\n    2\n    """\n'
+)
+
+
+def load_toy(data: str | None = None) -> LoadResult:
+    """Two tiny problems (`data`: how many to load, for the test of --data)."""
+    problems = [
+        Problem(
+            f"Toy/{i}",
+            "toy",
+            PROMPT,
+            "add_one",
+            test=f"def check(candidate):\n    assert candidate({i}) == {i + 1}\n",
+            canonical_solution="    return x + 1\n",
+        )
+        for i in range(2)
+    ]
+    return LoadResult(problems[: int(data)] if data else problems)
+
+
+@pytest.fixture
+def toy():
+    DATASETS.register("toy", f"{__name__}:load_toy")
+    yield "toy"
+    DATASETS.unregister("toy")
+
+
+def test_builtin_datasets_are_registered():
+    assert list(DATASETS) == ["humaneval", "mbpp", "code_contests"]
+    assert dataset_help() == "humaneval, mbpp, code_contests, or a HumanEval-format JSONL path"
+
+
+def test_load_benchmark_picks_it_up(toy):
+    assert [p.task_id for p in load_benchmark("toy").problems] == ["Toy/0", "Toy/1"]
+    assert len(load_benchmark("Toy", "1").problems) == 1  # names are case-insensitive
+    assert "code_contests, toy, or" in dataset_help()
+    with pytest.raises(UserError, match="did you mean 'toy'"):
+        load_benchmark("tyo")
+
+
+def test_boi_blocks_picks_it_up(toy, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["blocks", "--help"])
+    assert "toy" in capsys.readouterr().out
+    out = tmp_path / "toy.jsonl"
+    assert main(["blocks", "toy", "--data", "1", "--out", str(out)]) == 0
+    assert "1 problems" in capsys.readouterr().out
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == ["Toy/0"]
+
+
+def test_boi_run_picks_it_up(toy, tmp_path):
+    from boi.runner import load_run_config, run_experiment
+    from tests.generation_helpers import tiny_generator
+
+    model, tokenizer = tiny_generator()
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    config = load_run_config(
+        None,
+        {
+            "out_dir": str(tmp_path / "run"),
+            "datasets": [{"name": "toy"}],
+            "transforms": ["original", "anonymize", "drop_examples"],
+            "name_only_probe": False,
+            "models": [{"kind": "hf", "model": str(tmp_path / "model"), "device": "cpu"}],
+            "settings": [{"label": "T=0", "ks": [1], "decoding": {"n": 1, "max_new_tokens": 4}}],
+            "seeds": [0],
+            "bootstrap": 10,
+        },
+    )
+    outcome = run_experiment(config, log=lambda m: None)
+    rows = [
+        json.loads(line) for line in (outcome.out_dir / "problems.jsonl").read_text().splitlines()
+    ]
+    assert {(r["dataset"], r["source_task_id"]) for r in rows} == {
+        ("toy", "Toy/0"),
+        ("toy", "Toy/1"),
+    }
+    assert len(rows) == 6
+
+
+def test_the_loaders_package_imports_without_a_cycle():
+    """Each loader module imports first, on its own, in a fresh interpreter."""
+    for module in ("humaneval", "mbpp", "code_contests", "result"):
+        code = f"import benchmarks.loaders.{module}, benchmarks.loaders as l; l.load_benchmark"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
