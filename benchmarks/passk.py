@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from benchmarks.stats import mean
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that at least one of k samples drawn from n (c of them correct) passes.
@@ -47,7 +49,7 @@ def mean_pass_at_k(outcomes: Mapping[str, Sequence[bool]], ks: Iterable[int]) ->
         key = f"pass@{k}"
         values = [row[key] for row in by_task.values() if key in row]
         if values:
-            means[key] = sum(values) / len(values)
+            means[key] = mean(values)
     return means
 
 

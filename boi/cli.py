@@ -1,8 +1,10 @@
 """The `boi` command line: parses arguments and calls library functions, nothing more.
 
 Each subcommand lives in `boi/commands/<name>.py` with `add_arguments(parser)` and
-`run(args) -> int`. Command modules import only the standard library at the top, so
-`boi --help` stays fast; heavy libraries are imported inside `run`.
+`run(args) -> int`; flags for a config dataclass are generated from it
+(`benchmarks.common.config.add_dataclass_arguments`). Command modules import their stages at
+the top like any module; `boi --help` stays fast because the stages import their heavy
+libraries (torch, transformers, vLLM, matplotlib, datasets) only where they are used.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError
@@ -86,9 +88,15 @@ class DatasetSpec:
 class SettingSpec:
     """One decoding setting and the pass@k reported for it."""
 
-    label: str = "T=0.2"
-    ks: tuple[int, ...] = (1,)
-    decoding: DecodingConfig = field(default_factory=DecodingConfig)
+    label: str = field(
+        default="T=0.2", metadata={"help": "the setting's name in tables and results paths"}
+    )
+    ks: tuple[int, ...] = field(
+        default=(1,), metadata={"help": "pass@k reported for this setting (k <= samples)"}
+    )
+    decoding: DecodingConfig = field(
+        default_factory=DecodingConfig, metadata={"help": "temperature, top-p, n, stops, chat"}
+    )
 
     def __post_init__(self) -> None:
         if not self.ks or any(k < 1 for k in self.ks):
@@ -434,8 +442,6 @@ def _slug(text: str) -> str:
 
 
 def _progress_bar(total: int, description: str) -> Callable[[int, int], None]:
-    from tqdm import tqdm
-
     bar = tqdm(total=total, desc=description, unit="sample", leave=False)
 
     def update(done: int, total: int) -> None:

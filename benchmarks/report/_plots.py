@@ -83,9 +83,13 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+# (legend label, bar heights, error-bar intervals); None where a value is undefined.
+Series = tuple[str, list[float | None], list[tuple[float | None, float | None]]]
+
+
 def _bars(
     labels: Sequence[str],
-    series: Sequence[tuple[str, list[float | None], list[tuple[float | None, float | None]]]],
+    series: Sequence[Series],
     ylabel: str,
     title: str,
 ) -> str:
@@ -125,25 +129,38 @@ def _bars(
         return _png(fig)
 
 
-def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str:
-    """pass@k (percent) per transformation, one bar per column, bootstrap intervals."""
-    rows = [r for r in table["rows"] if any(r["cells"][i] is not None for i in indices)]
-    series = []
+def _percent_series(
+    table: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    indices: Sequence[int],
+    value: str,
+    low: str,
+    high: str,
+) -> list[Series]:
+    """One bar series per table column: the cells' `value` in percent with [`low`, `high`]."""
+    series: list[Series] = []
     for i in indices:
         column = table["columns"][i]
         cells = [r["cells"][i] for r in rows]
         series.append(
             (
                 f"pass@{column['k']} ({column['setting']})",
-                [100 * c["pass_at_k"] if c and is_defined(c["pass_at_k"]) else None for c in cells],
+                [100 * c[value] if c and is_defined(c[value]) else None for c in cells],
                 [
-                    (100 * c["ci_low"], 100 * c["ci_high"])
-                    if c and is_defined(c["ci_low"]) and is_defined(c["ci_high"])
+                    (100 * c[low], 100 * c[high])
+                    if c and is_defined(c[low]) and is_defined(c[high])
                     else (None, None)
                     for c in cells
                 ],
             )
         )
+    return series
+
+
+def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str:
+    """pass@k (percent) per transformation, one bar per column, bootstrap intervals."""
+    rows = [r for r in table["rows"] if any(r["cells"][i] is not None for i in indices)]
+    series = _percent_series(table, rows, indices, "pass_at_k", "ci_low", "ci_high")
     return _bars([r["label"] for r in rows], series, "pass@k (%)", title)
 
 
@@ -156,25 +173,7 @@ def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) ->
     ]
     if not rows:
         return None
-    series = []
-    for i in indices:
-        column = table["columns"][i]
-        cells = [r["cells"][i] for r in rows]
-        series.append(
-            (
-                f"pass@{column['k']} ({column['setting']})",
-                [
-                    100 * c["relative_drop"] if c and is_defined(c["relative_drop"]) else None
-                    for c in cells
-                ],
-                [
-                    (100 * c["drop_ci_low"], 100 * c["drop_ci_high"])
-                    if c and is_defined(c["drop_ci_low"]) and is_defined(c["drop_ci_high"])
-                    else (None, None)
-                    for c in cells
-                ],
-            )
-        )
+    series = _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high")
     return _bars([r["label"] for r in rows], series, "relative drop vs Original (%)", title)
 
 

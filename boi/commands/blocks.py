@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.loaders import dataset_help
+from benchmarks.loaders import dataset_help, load_benchmark
+from benchmarks.problem import write_problems
+from perturb.blocks import format_coverage, split_dataset
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,10 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loaders import load_benchmark
-    from benchmarks.problem import write_problems
-    from perturb.blocks import format_coverage, split_dataset
-
     loaded = load_benchmark(args.dataset, args.data)
     split = split_dataset(loaded.problems)
     if args.out:

@@ -9,8 +9,8 @@ import argparse
 import sys
 
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
-from benchmarks.execution import ExecutionConfig
-from benchmarks.loaders import dataset_help
+from benchmarks.execution import ExecutionConfig, Isolation, execute_samples, read_samples
+from benchmarks.loaders import dataset_help, load_benchmark
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.execution import execute_samples, read_samples
-    from benchmarks.loaders import load_benchmark
-
     overrides = overrides_from_args(args, ExecutionConfig)
     if args.no_calibration:
         overrides.update(calibrate=False, reference_timing=False)
@@ -57,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_summary(summary: dict) -> str:
-    from benchmarks.execution import Isolation
-
     isolation = Isolation(**summary["isolation"])
     counts = summary["counts"]
     limits = summary["limits"]

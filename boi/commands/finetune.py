@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.loaders import DATASETS
+from boi.compare import compare_models
+from finetune.build import build_data
+from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
+from finetune.train import training_function
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fine-tune (accelerate; DeepSpeed ZeRO-3 with --deepspeed or accelerate launch)",
         description="Fine-tune with early stopping; rerun the same command to resume after a kill.",
     )
-    from benchmarks.common.config import add_dataclass_arguments
-    from finetune.config import CONFIG_HELP, TrainConfig
 
     train.add_argument("--config", help=CONFIG_HELP)
     add_dataclass_arguments(train, TrainConfig)
@@ -88,8 +91,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.finetune_command == "build-data":
-        from finetune.build import build_data
-
         print(
             build_data(
                 args.sources,
@@ -109,13 +110,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.finetune_command == "train":
-        from benchmarks.common.config import overrides_from_args
-        from finetune.config import TrainConfig, load_train_config
-        from finetune.train import training_function
-
         training_function(load_train_config(args.config, overrides_from_args(args, TrainConfig)))
         return 0
-    from boi.compare import compare_models
 
     print(
         compare_models(before=args.before, na=args.na, a=args.a, config=args.config, out=args.out)

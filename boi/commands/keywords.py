@@ -5,12 +5,16 @@ fine-tunes KeyBERT's sentence embedder on code (use it with `--embedder DIR`).""
 from __future__ import annotations
 
 import argparse
+import statistics
+from collections import Counter
 
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
-from benchmarks.loaders import dataset_help
+from benchmarks.common.jsonl import write_jsonl
+from benchmarks.loaders import dataset_help, load_benchmark
 from boi.commands.perturb import KEYWORD_FLAGS
-from perturb.keyword_embedder import EmbedderFinetuneConfig
-from perturb.keywords import KeywordConfig
+from perturb.blocks import split_dataset
+from perturb.keyword_embedder import EmbedderFinetuneConfig, finetune_embedder
+from perturb.keywords import KeywordConfig, analyze_keywords
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.keywords_command == "finetune-embedder":
-        from perturb.keyword_embedder import finetune_embedder
-
         config = from_mapping(
             EmbedderFinetuneConfig, overrides_from_args(args, EmbedderFinetuneConfig), "flags"
         )
@@ -48,14 +50,6 @@ def run(args: argparse.Namespace) -> int:
             f"use it with: boi perturb DATASET --embedder {summary['out']} (recalibrate thresholds: see README)"
         )
         return 0
-
-    import statistics
-    from collections import Counter
-
-    from benchmarks.common.jsonl import write_jsonl
-    from benchmarks.loaders import load_benchmark
-    from perturb.blocks import split_dataset
-    from perturb.keywords import analyze_keywords
 
     loaded = load_benchmark(args.dataset, args.data)
     split = split_dataset(loaded.problems)

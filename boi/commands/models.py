@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.models import prepare_embedded_model
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -18,8 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.common.models import prepare_embedded_model
-
     prepared = prepare_embedded_model(force=getattr(args, "force", False))
     if args.action == "path":
         print(prepared.path)

@@ -7,11 +7,25 @@ the mean number of droppable keywords."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import statistics
 
+from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
-from benchmarks.loaders import dataset_help
-from perturb.catalogue import PerturbConfig
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.provenance import run_record
+from benchmarks.loaders import dataset_help, load_benchmark
+from perturb.catalogue import (
+    PerturbConfig,
+    available_transforms,
+    parse_param_overrides,
+    run_catalogue,
+)
+from perturb.export import to_hf_dataset
 from perturb.keywords import KeywordConfig
+from perturb.transforms import transform_parameters
 
 # `--context-filter/--no-context-filter` reads better than the field's own name.
 KEYWORD_FLAGS = {"context_aware": "--context-filter"}
@@ -49,18 +63,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-    import json
-    import statistics
-
-    from benchmarks.common.atomic import write_text_atomic
-    from benchmarks.common.errors import UserError
-    from benchmarks.common.jsonl import write_jsonl
-    from benchmarks.common.provenance import run_record
-    from benchmarks.loaders import load_benchmark
-    from perturb.catalogue import available_transforms, parse_param_overrides, run_catalogue
-    from perturb.transforms import transform_parameters
-
     if args.list:
         for name, description in available_transforms().items():
             params = ", ".join(f"{k}={v!r}" for k, v in transform_parameters(name).items())
@@ -91,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
     if args.keywords_out:
         write_jsonl(args.keywords_out, (a.to_json() for a in result.keywords.values()))
     if args.hf_out:
-        from perturb.export import to_hf_dataset
-
         to_hf_dataset(result.variants).save_to_disk(args.hf_out)
 
     problems = len(loaded.problems) - len(result.split_failures)

@@ -7,6 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchmarks.common.errors import UserError, suggest
+from benchmarks.problem import read_problems
+from benchmarks.report import build_report, read_results
+from boi.runner import results_files
+from critic.similarity import read_similarities
+from perturb.transforms import transform_labels
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -43,8 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, list[int]]:
     """SETTING:K,K / K,K specs -> ks per setting; `settings` maps each to its fewest samples."""
-    from benchmarks.common.errors import UserError
-
     if not specs:
         return {
             s: [k for k in (1, 10, 100) if k == 1 or fewest >= k] for s, fewest in settings.items()
@@ -59,8 +64,6 @@ def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, li
                 f"--k {spec!r}: {values!r} is not a comma-separated list of integers."
             ) from None
         if setting and setting not in settings:
-            from benchmarks.common.errors import suggest
-
             raise UserError(
                 f"--k {spec!r} names setting {setting!r}{suggest(setting, settings)}, which is not in the results; "
                 f"settings: {', '.join(settings)}."
@@ -71,13 +74,6 @@ def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, li
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.common.errors import UserError
-    from benchmarks.problem import read_problems
-    from benchmarks.report import build_report, read_results
-    from boi.runner import results_files
-    from critic.similarity import read_similarities
-    from perturb.transforms import transform_labels
-
     source = Path(args.source)
     critic_path = Path(args.critic) if args.critic else None
     results_paths: list[Path]
