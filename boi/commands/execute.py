@@ -57,8 +57,15 @@ def format_summary(summary: dict) -> str:
     isolation = Isolation(**summary["isolation"])
     counts = summary["counts"]
     limits = summary["limits"]
+    judging = summary.get("judging", "single-process")
     lines = [
         isolation.describe(),
+        f"judging: {judging}"
+        + (
+            " (candidate and tests in two processes, plain data between them)"
+            if judging == "separated"
+            else " (candidate and tests in one process: trusted models only)"
+        ),
         f"limits: timeout {limits['calibrated_timeout']} s (base {limits['base_timeout']} s x "
         f"speed {limits['speed_factor']}; {len(limits['task_timeouts'])} tasks raised to "
         f"{limits['reference_multiplier']:g}x their reference time), memory {limits['memory_mb']} "
