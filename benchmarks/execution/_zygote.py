@@ -517,6 +517,8 @@ class Zygote:
                 # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same uid
                 # (set after any uid change, which resets it).
                 _prctl(PR_SET_DUMPABLE, 0)
+                # A candidate that hangs up must show as such, not as a SIGPIPE death.
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
                 _run_trusted(job)
             finally:
                 os._exit(70)
@@ -861,7 +863,14 @@ def decode_plain(data: object, classes: dict[str, type]) -> object:
         attributes = decode_plain(data["a"], classes)
         if type(attributes) is not dict or any(type(k) is not str for k in attributes):
             raise ValueError("an object's attributes must be a dict with string keys")
-        obj: Any = object.__new__(classes[data["o"]])
+        cls = classes[data["o"]]
+        for key in attributes:
+            # Instance attributes may not hide the class's methods or properties (the class is
+            # the tests' own code; an attribute `is_square = object` would replace its check).
+            static = getattr(cls, key, None)
+            if key.startswith("__") or callable(static) or hasattr(type(static), "__get__"):
+                raise ValueError(f"attribute {key!r} would hide a member of class {cls.__name__}")
+        obj: Any = object.__new__(cls)
         obj.__dict__.update(attributes)
         return obj
     raise ValueError(f"not {PLAIN_RULE} data")
@@ -940,32 +949,53 @@ def _serve_candidate(job: dict) -> None:
             if type(args) is not list or type(kwargs) is not dict:
                 raise _SetupFailed("the tests sent a malformed call")
             result = function(*args, **kwargs)
-            try:
-                reply = {
-                    "ok": encode_plain(result, names),
-                    "args": [encode_plain(a, names) if type(a) in _MUTABLE else None for a in args],
-                    "kwargs": {
-                        str(k): encode_plain(v, names)
-                        for k, v in kwargs.items()
-                        if type(v) in _MUTABLE
-                    },
-                }
-            except NotPlain as err:
-                reply = {
-                    "error": f"the candidate returned an object of type {err}, which cannot "
-                    f"cross to the tests ({PLAIN_RULE})"
-                }
+            reply = {
+                "ok": _encode_reply(result, names, "returned"),
+                "args": [
+                    _encode_reply(a, names, "left in an argument") if type(a) in _MUTABLE else None
+                    for a in args
+                ],
+                "kwargs": {
+                    str(k): _encode_reply(v, names, "left in an argument")
+                    for k, v in kwargs.items()
+                    if type(v) in _MUTABLE
+                },
+            }
         except _SetupFailed as err:
             reply = {"error": str(err)}
         except BaseException as err:
             try:
-                reply = {"raise": type(err).__name__, "message": str(err)[:MAX_REASON]}
+                try:
+                    args_data = encode_plain(list(err.args), frozenset())
+                except BaseException:
+                    args_data = None  # the message alone then
+                reply = {
+                    "raise": type(err).__name__,
+                    "message": str(err)[:MAX_REASON],
+                    "args": args_data,
+                }
             except BaseException:
                 reply = {"raise": "Exception", "message": "an exception that cannot be shown"}
         try:
             send(REPLIES_OUT_FD, reply)
         except BaseException as err:
             send(REPLIES_OUT_FD, {"error": f"the candidate's reply could not be sent: {err}"})
+
+
+def _encode_reply(value: object, names: frozenset[str], what: str) -> object:
+    """`value` encoded for the tests, or _SetupFailed saying why it cannot cross."""
+    try:
+        return encode_plain(value, names)
+    except NotPlain as err:
+        raise _SetupFailed(
+            f"the candidate {what} an object of type {err}, which cannot cross to the tests "
+            f"({PLAIN_RULE})"
+        ) from None
+    except (RecursionError, ValueError) as err:
+        raise _SetupFailed(
+            f"the candidate {what} a value that cannot be encoded ({type(err).__name__}: "
+            "too deep or self-referential)"
+        ) from None
 
 
 class CandidateError(Exception):
@@ -977,10 +1007,15 @@ class _Violation(BaseException):
     cannot swallow it; the verdict records it even if a bare `except:` does."""
 
 
+# Exceptions that steer the tests' own control flow rather than report an error: a candidate
+# raising StopIteration would end `all(map(candidate, ...))` early, as if every value passed.
+_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
+
+
 def _exception_type(name: str) -> type[Exception]:
     """The built-in exception class called `name`, else CandidateError."""
     cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, _CONTROL_FLOW):
         return cls
     return CandidateError
 
@@ -1012,14 +1047,16 @@ def _make_proxy(entry_point: str, classes: dict[str, type], violations: list[str
             reply = _receive_message(REPLIES_IN_FD)
         except (EOFError, OSError):
             raise violation("the candidate's process ended during a call") from None
-        except ValueError as err:
-            raise violation(f"the candidate sent a malformed reply ({err})") from None
+        except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
+            raise violation(
+                f"the candidate sent a malformed reply ({type(err).__name__})"
+            ) from None
         if type(reply) is not dict:
             raise violation("the candidate sent a malformed reply")
         if "error" in reply:
             raise violation(str(reply["error"]))
         if "raise" in reply:
-            raise _exception_type(str(reply["raise"]))(str(reply.get("message", "")))
+            raise _candidate_exception(reply)
         try:
             result = decode_plain(reply["ok"], classes)
             for original, after in zip(args, reply.get("args") or [], strict=False):
@@ -1035,6 +1072,20 @@ def _make_proxy(entry_point: str, classes: dict[str, type], violations: list[str
 
     candidate.__name__ = candidate.__qualname__ = entry_point
     return candidate
+
+
+def _candidate_exception(reply: dict) -> Exception:
+    """The exception to raise in the tests for the candidate's: same built-in type, same args
+    where they are plain data, else the message."""
+    cls = _exception_type(str(reply["raise"]))
+    message = str(reply.get("message", ""))
+    if cls is CandidateError:
+        return CandidateError(f"{reply['raise']}: {message}" if message else str(reply["raise"]))
+    try:
+        args = decode_plain(reply.get("args"), {})
+        return cls(*args) if type(args) is list else cls(message)
+    except Exception:
+        return cls(message)
 
 
 def _write_back(original: object, after: object, classes: dict[str, type]) -> None:
