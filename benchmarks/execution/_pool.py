@@ -238,6 +238,7 @@ class _Worker:
         # The zygote's JSON start-up config (mixed values; _zygote.py reads it as a plain dict).
         zygote_config: dict[str, Any] = {
             "harness_pid": os.getpid(),
+            "worker_index": self.index,
             "namespaces": config.use_namespaces,
             "sandbox_uid": SANDBOX_UID_BASE + self.index if config.drop_uid else None,
             "fallback_scratch": str(pool.fallback_scratch / f"w{self.index}"),
