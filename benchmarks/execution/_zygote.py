@@ -464,14 +464,7 @@ class Zygote:
         os.mkdir(trusted_dir, 0o700)
         if uid is not None:
             os.chown(candidate_dir, uid, uid)
-        nonce_r, nonce_w = os.pipe()
-        keep_r, keep_w = os.pipe()
-        secret = os.urandom(NONCE_BYTES)
-        os.write(nonce_w, secret)
-        os.write(keep_w, secret)
-        del secret
-        os.close(nonce_w)
-        os.close(keep_w)
+        nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
@@ -597,16 +590,7 @@ class Zygote:
         os.mkdir(scratch, 0o700)
         if uid is not None:
             os.chown(scratch, uid, uid)
-        # The nonce lives only in two pipes while the sample runs: the sample's copy of our
-        # memory (it is a fork) holds no Python object with it, and `keep_r` is closed there.
-        nonce_r, nonce_w = os.pipe()
-        keep_r, keep_w = os.pipe()
-        secret = os.urandom(NONCE_BYTES)
-        os.write(nonce_w, secret)
-        os.write(keep_w, secret)
-        del secret
-        os.close(nonce_w)
-        os.close(keep_w)
+        nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         stdout_fd = self.devnull
         stdin_fd = self.devnull
@@ -704,6 +688,23 @@ class Zygote:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         if not pid_ns and os.getppid() != zygote:
             os._exit(71)  # the zygote died before the death signal was armed
+
+
+def _nonce_pipes() -> tuple[int, int]:
+    """A fresh nonce in two pipes: (read end for the judged side, read end the zygote keeps).
+
+    The nonce lives only in these pipes while the sample runs: the sample's copy of our memory
+    (it is a fork) holds no Python object with it, and the zygote's end is closed there.
+    """
+    nonce_r, nonce_w = os.pipe()
+    keep_r, keep_w = os.pipe()
+    secret = os.urandom(NONCE_BYTES)
+    os.write(nonce_w, secret)
+    os.write(keep_w, secret)
+    del secret
+    os.close(nonce_w)
+    os.close(keep_w)
+    return nonce_r, keep_r
 
 
 def pass_token(nonce: bytes) -> bytes:
