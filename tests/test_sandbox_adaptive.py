@@ -894,3 +894,17 @@ def test_the_tests_process_is_out_of_the_candidates_reach(pools):
     )
     outcome = judge(pools["separated"], completion, problem, "separated")
     assert outcome["status"] == "passed", outcome
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_sample_sees_only_its_own_processes(pools, mode):
+    """/proc is the worker's own PID namespace's: no machine process (nor its command line) is
+    visible, only the worker, the sample and, in separated mode, the tests' process."""
+    if not pools[mode].isolation.private_proc:
+        pytest.skip("this machine refused a private /proc; the isolation notes say why")
+    problem = _problem(
+        "procs", "def procs():\n", "def check(candidate):\n    assert candidate() <= 3\n", "procs"
+    )
+    completion = indent("import os\nreturn len([p for p in os.listdir('/proc') if p.isdigit()])")
+    outcome = judge(pools[mode], completion, problem, mode)
+    assert outcome["status"] == "passed", outcome

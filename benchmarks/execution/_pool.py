@@ -43,13 +43,15 @@ class Isolation:
     memory_cap: str
     hidden: list[str] = field(default_factory=list)
     user_namespace: bool = False
+    private_proc: bool = False
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         parts = [
             f"network {'isolated' if self.network else 'OPEN'}",
             f"filesystem {'read-only + private scratch' if self.filesystem else 'WRITABLE'}",
-            f"processes {'PID namespace per sample' if self.pid_namespace else 'NOT contained'}",
+            f"processes {'PID namespace per sample' if self.pid_namespace else 'NOT contained'}"
+            + (", own /proc" if self.private_proc else ""),
             f"process cap {self.process_cap or 'NONE'}",
             f"memory cap {self.memory_cap}",
             f"uid {'unprivileged' if self.uid_drop else 'not dropped'}",
@@ -89,6 +91,7 @@ def isolation_from_report(report: dict[str, Any], cgroups: Mapping[str, Path]) -
         memory_cap=memory_cap,
         hidden=list(report.get("hidden", [])),
         user_namespace=report["user_namespace"],
+        private_proc=bool(report.get("private_proc")),
         notes=list(report.get("errors", [])),
     )
 

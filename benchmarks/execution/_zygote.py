@@ -257,6 +257,7 @@ class Zygote:
             uid_drop=False,
             sandbox_uid=None,
             pid_namespace=False,
+            private_proc=False,
             cgroups=[],
         )
         if config.get("namespaces", True):
@@ -359,6 +360,7 @@ class Zygote:
                     "size=4k,mode=0755",
                 )
                 self.report["hidden"].append(path)
+            self._mount_private_proc()
             failed = []
             scratch_real = os.path.realpath(scratch)
             for mount_point, options in _mounts():
@@ -379,6 +381,19 @@ class Zygote:
                 self.report["filesystem"] = True
         except OSError as err:
             self.report["errors"].append(f"filesystem isolation failed ({err})")
+
+    def _mount_private_proc(self) -> None:
+        """A procfs of our own PID namespace over /proc: samples then see only their own
+        processes, not the machine's (their command lines included)."""
+        if not self.report["pid_namespace"]:
+            return
+        try:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except OSError as err:
+            # Refused where the outer /proc has masked paths (some containers): keep it, say so.
+            self.report["errors"].append(f"kept the machine's /proc ({err})")
+            return
+        self.report["private_proc"] = True
 
     def _probe_uid(self, uid: int) -> bool:
         """Can the sandbox uid still read the interpreter (a home directory may hide it)?"""
