@@ -236,6 +236,7 @@ class Zygote:
         self.cgroup_read_fds: list[int] = []
         self.cgroup_procs: list[str] = config.get("cgroup_procs", [])
         self.sequence = 0
+        self.pair_cpu: set[int] = set()
         self.devnull = os.open(os.devnull, os.O_RDWR)
 
     # ---- start-up -------------------------------------------------------------------------
@@ -271,6 +272,12 @@ class Zygote:
         self.report["uid_drop"] = bool(root and uid is not None and self._probe_uid(uid))
         self.report["sandbox_uid"] = uid if self.report["uid_drop"] else None
         self.report["scratch_root"] = self.scratch_root
+        # Separated mode puts a run's two processes on one CPU: a call is a synchronous round
+        # trip, and waking a process on another CPU costs ~10x a same-CPU switch on VMs (113 us
+        # vs 11 us per pipe round trip measured on a 2-core VM). One worker per CPU keeps the
+        # pairs apart.
+        cpus = sorted(os.sched_getaffinity(0))
+        self.pair_cpu = {cpus[int(config.get("worker_index", 0)) % len(cpus)]}
         gc.collect()
         gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
         return self.report
@@ -446,9 +453,6 @@ class Zygote:
                     outcome["result"] = f"timed out on test {index}"
                 if outcome["status"] != "passed":
                     break
-        elif job["mode"] == "separated":
-            outcome = self.run_separated(job, timeout)
-            slowest = outcome.get("run_seconds", 0.0)
         else:
             outcome = self.run_once(job, None, timeout)
             slowest = outcome.get("run_seconds", 0.0)
@@ -459,41 +463,42 @@ class Zygote:
 
     def run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
         try:
+            if job["mode"] == "separated":
+                return self._run_separated(job, timeout)
             return self._run_once(job, stdin, timeout)
         except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
             return {"status": "error", "result": f"error: sandbox failure ({err})"}
 
-    def run_separated(self, job: dict, timeout: float) -> dict:
-        try:
-            return self._run_separated(job, timeout)
-        except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
-            return {"status": "error", "result": f"error: sandbox failure ({err})"}
+    def _scratch_root(self) -> str:
+        if self.scratch_root is None:  # set by setup(), which main() always runs before serving
+            raise RuntimeError("the zygote serves jobs only after setup()")
+        return self.scratch_root
+
+    def _clear_scratch(self) -> None:
+        _clear_dir(self._scratch_root())
+
+    def _new_scratch(self, tag: str, owner: int | None) -> str:
+        """An empty directory under the scratch root for one process of this run, owned by
+        `owner` (None: the zygote's uid)."""
+        path = os.path.join(self._scratch_root(), f"{tag}{self.sequence}")
+        os.mkdir(path, 0o700)
+        if owner is not None:
+            os.chown(path, owner, owner)
+        return path
 
     def _run_separated(self, job: dict, timeout: float) -> dict:
         """The candidate and the tests in two processes that talk through plain-data pipes."""
         self.sequence += 1
         pid_ns = bool(self.report["pid_namespace"])
         uid = self.report["sandbox_uid"]
-        scratch_root = self.scratch_root
-        if scratch_root is None:  # set by setup(), which main() always runs before serving
-            raise RuntimeError("the zygote serves jobs only after setup()")
-        candidate_dir = os.path.join(scratch_root, f"c{self.sequence}")
-        trusted_dir = os.path.join(scratch_root, f"t{self.sequence}")
-        os.mkdir(candidate_dir, 0o700)
-        os.mkdir(trusted_dir, 0o700)
         tests_uid = None if uid is None else uid + TESTS_UID_OFFSET
-        if uid is not None and tests_uid is not None:
-            os.chown(candidate_dir, uid, uid)
-            os.chown(trusted_dir, tests_uid, tests_uid)
+        candidate_dir = self._new_scratch("c", uid)
+        trusted_dir = self._new_scratch("t", tests_uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
-        # Both processes on one CPU: a call is a synchronous round trip, and waking a process on
-        # another CPU costs ~10x a same-CPU switch on VMs (113 us vs 11 us per pipe round trip
-        # measured on a 2-core VM). One worker per CPU keeps the pairs apart.
-        cpus = sorted(os.sched_getaffinity(0))
-        cpu = {cpus[int(self.config.get("worker_index", 0)) % len(cpus)]}
+        cpu = self.pair_cpu
         started = time.monotonic()
         candidate = os.fork()
         if candidate == 0:
@@ -555,7 +560,7 @@ class Zygote:
             _kill_group(candidate)
         self._reap(trusted)
         verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
-        _clear_dir(scratch_root)
+        self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         outcome["run_seconds"] = round(duration, 4)
         return outcome
@@ -605,13 +610,7 @@ class Zygote:
         pid_ns = bool(self.report["pid_namespace"])
         config = self.config
         uid = self.report["sandbox_uid"]
-        scratch_root = self.scratch_root
-        if scratch_root is None:  # set by setup(), which main() always runs before serving
-            raise RuntimeError("the zygote serves jobs only after setup()")
-        scratch = os.path.join(scratch_root, f"s{self.sequence}")
-        os.mkdir(scratch, 0o700)
-        if uid is not None:
-            os.chown(scratch, uid, uid)
+        scratch = self._new_scratch("s", uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         stdout_fd = self.devnull
@@ -644,7 +643,7 @@ class Zygote:
             os.close(stdin_fd)
             os.lseek(stdout_fd, 0, os.SEEK_SET)
             stdout = _read_all(stdout_fd, int(config["max_output_mb"]) * 2**20 + 1)
-        _clear_dir(scratch_root)
+        self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         outcome["run_seconds"] = round(duration, 4)
         if stdin is not None:
@@ -801,9 +800,9 @@ def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object
     The rule (version 1): None, bool, int, float (nan and infinities included), complex, str,
     bytes; list, tuple, dict, set, frozenset, and the standard library's Counter, OrderedDict,
     defaultdict (of a built-in factory) and deque, nested; built-in classes by name; instances
-    of the prompt prefix's own classes as class name + attributes. Types are checked exactly, so a subclass of int, str or list with its own `__eq__` is
-    refused. Instances of the prefix's classes (`classes`: their names) cross as their class
-    name and attributes; nothing else does.
+    of the prompt prefix's own classes (`classes`: their names) as class name + attributes.
+    Types are checked exactly, so a subclass of int, str or list with its own `__eq__` is
+    refused; nothing else crosses.
     """
     if value is None or type(value) is bool or type(value) is str:
         return value
@@ -816,9 +815,7 @@ def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object
     if type(value) is tuple:
         return {"t": [encode_plain(v, classes) for v in value]}
     if type(value) is dict:
-        return {
-            "d": [[encode_plain(k, classes), encode_plain(v, classes)] for k, v in value.items()]
-        }
+        return {"d": _encode_items(value, classes)}
     if type(value) is set:
         return {"s": [encode_plain(v, classes) for v in value]}
     if type(value) is frozenset:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.common.config import convert_value
 from benchmarks.common.config import from_mapping as options_from_mapping
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.registry import Registry
@@ -123,11 +124,7 @@ class BackendSpec:
         (the hook `benchmarks.common.config` uses for `models: [...]`)."""
         data = dict(data)
         kind = data.pop("kind", "hf")
-        model = data.pop("model", None)
-        if isinstance(model, int | float) and not isinstance(model, bool):
-            model = str(model)  # YAML reads `model: 7` as a number; a name was meant
-        if model is not None and not isinstance(model, str):
-            raise UserError(f"{where}.model must be str, not {model!r}.")
+        model = convert_value(data.pop("model", None), str | None, f"{where}.model")
         return cls(kind, model, _options(kind, data, where))
 
     def to_mapping(self) -> dict[str, Any]:
