@@ -37,3 +37,23 @@ def tiny_backend(**spec_overrides):
     model, tokenizer = tiny_generator()
     spec = BackendSpec(kind="hf", model="tiny-test-llama", device="cpu", **spec_overrides)
     return HFBackend(spec, model=model, tokenizer=tokenizer)
+
+
+def tiny_run_config(tmp_path, **keys):
+    """A `boi run` config on the tiny in-process model (saved under tmp_path/model), one
+    greedy 4-token sample per prompt, writing to tmp_path/run; `keys` set or override keys."""
+    from boi.runner import load_run_config
+
+    model, tokenizer = tiny_generator()
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    data = {
+        "out_dir": str(tmp_path / "run"),
+        "name_only_probe": False,
+        "models": [{"kind": "hf", "model": str(tmp_path / "model"), "device": "cpu"}],
+        "settings": [{"label": "T=0", "ks": [1], "decoding": {"n": 1, "max_new_tokens": 4}}],
+        "seeds": [0],
+        "bootstrap": 10,
+        **keys,
+    }
+    return load_run_config(None, data)

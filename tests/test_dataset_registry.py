@@ -64,24 +64,13 @@ def test_boi_blocks_picks_it_up(toy, tmp_path, capsys):
 
 
 def test_boi_run_picks_it_up(toy, tmp_path):
-    from boi.runner import load_run_config, run_experiment
-    from tests.generation_helpers import tiny_generator
+    from boi.runner import run_experiment
+    from tests.generation_helpers import tiny_run_config
 
-    model, tokenizer = tiny_generator()
-    model.save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
-    config = load_run_config(
-        None,
-        {
-            "out_dir": str(tmp_path / "run"),
-            "datasets": [{"name": "toy"}],
-            "transforms": ["original", "anonymize", "drop_examples"],
-            "name_only_probe": False,
-            "models": [{"kind": "hf", "model": str(tmp_path / "model"), "device": "cpu"}],
-            "settings": [{"label": "T=0", "ks": [1], "decoding": {"n": 1, "max_new_tokens": 4}}],
-            "seeds": [0],
-            "bootstrap": 10,
-        },
+    config = tiny_run_config(
+        tmp_path,
+        datasets=[{"name": "toy"}],
+        transforms=["original", "anonymize", "drop_examples"],
     )
     outcome = run_experiment(config, log=lambda m: None)
     rows = [

@@ -125,26 +125,15 @@ def test_boi_perturb_picks_it_up(tmp_path, capsys):
 
 def test_boi_run_picks_it_up(tmp_path):
     from boi.runner import load_run_config, run_experiment
-    from tests.generation_helpers import tiny_generator
+    from tests.generation_helpers import tiny_run_config
 
-    model, tokenizer = tiny_generator()
-    model.save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
     source = tmp_path / "one.jsonl"
     source.write_text(json.dumps(ONE_PROBLEM) + "\n")
-    config = load_run_config(
-        None,
-        {
-            "out_dir": str(tmp_path / "run"),
-            "datasets": [{"name": str(source)}],
-            "transforms": ["original", "add_note"],
-            "transform_params": {"add_note": {"note": "Think twice."}},
-            "name_only_probe": False,
-            "models": [{"kind": "hf", "model": str(tmp_path / "model"), "device": "cpu"}],
-            "settings": [{"label": "T=0", "ks": [1], "decoding": {"n": 1, "max_new_tokens": 4}}],
-            "seeds": [0],
-            "bootstrap": 10,
-        },
+    config = tiny_run_config(
+        tmp_path,
+        datasets=[{"name": str(source)}],
+        transforms=["original", "add_note"],
+        transform_params={"add_note": {"note": "Think twice."}},
     )
     outcome = run_experiment(config, log=lambda m: None)
     problems = {p["task_id"]: p for p in read_jsonl(outcome.out_dir / "problems.jsonl")}
