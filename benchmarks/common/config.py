@@ -236,7 +236,7 @@ def add_dataclass_arguments(
                 dest=spec.name,
                 type=_comma_list(scalar),
                 nargs="+",
-                action="extend",
+                action=_ExtendFlat,
                 default=None,
                 metavar=spec.name.upper(),
                 help=help_text + "; several values, space- or comma-separated",
@@ -250,6 +250,23 @@ def add_dataclass_arguments(
                 metavar=spec.name.upper(),
                 help=help_text,
             )
+
+
+class _ExtendFlat(argparse.Action):
+    """Collect the values of a repeatable many-valued flag as one flat list: `--k 1,10 100`
+    gives [1, 10, 100] (each token is parsed into a list by `_comma_list`)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        collected = list(getattr(namespace, self.dest, None) or [])
+        for value in values:
+            collected.extend(value)
+        setattr(namespace, self.dest, collected)
 
 
 def _comma_list(scalar: Any) -> Any:
