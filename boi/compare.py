@@ -19,7 +19,6 @@ from benchmarks.common.models import resolve_model
 from benchmarks.passk import mean_pass_at_k
 from boi.runner import (
     load_run_config,
-    model_label,
     read_results,
     resolve_config_path,
     run_experiment,
@@ -112,7 +111,7 @@ def compare_models(before: str, na: str, a: str, config: str | None, out: str) -
         resolve_config_path(config or "demo"), {"models": specs, "out_dir": str(out_dir / "run")}
     )
     outcome = run_experiment(run_config)
-    labels = {model_label(spec): name for spec, name in zip(run_config.models, MODELS, strict=True)}
+    labels = {spec.label: name for spec, name in zip(run_config.models, MODELS, strict=True)}
     results = read_results(out_dir / "run")
     transforms = [t for t in run_config.transforms if any(r["transform"] == t for r in results)]
     sections = []

@@ -20,22 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from tqdm import tqdm
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, run_record
-from benchmarks.common.rundir import MANIFEST, claim_run_dir
+from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.loaders import dataset_help, load_benchmark
@@ -238,28 +234,12 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
     return load_config(RunConfig, path, overrides)
 
 
-def model_label(spec: BackendSpec) -> str:
-    name = spec.model or "embedded"
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{spec.kind}-{Path(name).name or name}")
-
-
 @dataclass
 class RunOutcome:
     out_dir: Path
     table_markdown: str
     summary_line: str
     generation: dict[str, Any]
-
-
-@contextmanager
-def _stage(name: str, log: Callable[[str], None], timings: dict[str, float]) -> Iterator[None]:
-    """Log a stage's start and end, and add its duration to `timings`."""
-    start = time.perf_counter()
-    log(f"[boi run] {name} ...")
-    yield
-    elapsed = time.perf_counter() - start
-    timings[name] = round(timings.get(name, 0.0) + elapsed, 2)
-    log(f"[boi run] {name} done in {elapsed:.1f} s")
 
 
 def _prepare_run_dir(config: RunConfig, out: Path) -> dict[str, Any]:
@@ -352,11 +332,11 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
     manifest = _prepare_run_dir(config, out)
     timings: dict[str, float] = {}
 
-    with _stage("perturb", log, timings):
+    with stage("perturb", log, timings, "boi run"):
         variants, dataset_of = _perturb(config, out, log)
     similarity: dict[str, float] = {}
     if config.critic.enabled:
-        with _stage("critic", log, timings):
+        with stage("critic", log, timings, "boi run"):
             variants, similarity = _critic_gate(config, out, variants, log)
     problems = {v.task_id: v for v in variants}
     prompts = {v.task_id: v.prompt for v in variants}
@@ -370,14 +350,16 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
         "empty": 0,
     }
     for spec in config.models:
-        label = model_label(spec)
-        with _stage(f"load {label}", log, timings):
+        label = spec.label
+        with stage(f"load {label}", log, timings, "boi run"):
             backend = load_backend(spec)
         for setting in config.settings:
             samples = []
             for seed_index, seed in enumerate(config.seeds):
                 decoding = dataclasses.replace(setting.decoding, seed=seed)
-                with _stage(f"generate {label} {setting.label} seed {seed}", log, timings):
+                with stage(
+                    f"generate {label} {setting.label} seed {seed}", log, timings, "boi run"
+                ):
                     outcome = generate_samples(
                         backend, prompts, decoding, out / "generations.jsonl"
                     )
@@ -398,19 +380,19 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
                 log(
                     f"  warning: {generation_totals['empty']} completions from {label} are empty after post-processing; they count as failures"
                 )
-            results_path = out / "results" / label / f"{_slug(setting.label)}.jsonl"
-            with _stage(f"execute {label} {setting.label}", log, timings):
+            results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
+            with stage(f"execute {label} {setting.label}", log, timings, "boi run"):
                 report = execute_samples(
                     problems,
                     samples,
                     config.execution,
                     results_path,
-                    progress=_progress_bar(len(samples), f"execute {setting.label}"),
+                    progress=progress_bar(len(samples), f"execute {setting.label}"),
                 )
             log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
             results += report.results
 
-    with _stage("report", log, timings):
+    with stage("report", log, timings, "boi run"):
         ks_by_setting = {s.label: list(s.ks) for s in config.settings}
         paths = build_report(
             results,
@@ -435,21 +417,6 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
     summary = _summary_line(out, Path(paths.table_json), results, generation_totals)
     return RunOutcome(out, table, summary, generation_totals)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)
-
-
-def _progress_bar(total: int, description: str) -> Callable[[int, int], None]:
-    bar = tqdm(total=total, desc=description, unit="sample", leave=False)
-
-    def update(done: int, total: int) -> None:
-        bar.update(done - bar.n)  # update() respects tqdm's redraw interval; refresh() would not
-        if done >= total:
-            bar.close()
-
-    return update
 
 
 def _summary_line(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common.errors import UserError
-from perturb.keywords import load_sentence_transformer
+from benchmarks.common.models import load_sentence_transformer
 
 STDLIB = "stdlib"
 

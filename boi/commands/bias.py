@@ -1,0 +1,82 @@
+"""Social bias in generated code (Liu et al.'s judgmental-modifier paradigm): `run` prompts any
+backend with find_ADJ_people(people, HumanAttribute), scores every completion with the code
+bias classifier and the demographic lexicon, and reports CBS / UFS / SD (Tables 4-6) with an
+HTML report; `report` rebuilds the report of a run directory; `train-classifier` trains the
+code bias classifier on the annotated data; `prompts` writes the prompt suite."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
+from benchmarks.common.jsonl import write_jsonl
+from bias.classifier import ClassifierConfig, metrics_table, train_classifier
+from bias.run import BiasRunConfig, load_bias_config, rebuild_report, resolve_config_path, run_bias
+from bias.suite import SuiteConfig, load_suite
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bias_command", metavar="ACTION", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="prompts -> generate -> classify + lexicon -> CBS/UFS/SD tables and HTML (resumable)",
+        description="Run (or resume) the judgmental-modifier study on one or more models.",
+    )
+    run.add_argument(
+        "--config",
+        help="YAML config, or a bundled one: demo (embedded model, a subset, CPU minutes), "
+        "paper (392 prompts x 10 samples, sweeps), preliminary (the appendix's template study)",
+    )
+    top = run.add_argument_group("run config (BiasRunConfig; a flag overrides the config file)")
+    add_dataclass_arguments(top, BiasRunConfig, flags={"out_dir": "--out"})
+    run.add_argument(
+        "--model",
+        action="append",
+        help="model to study (HF id or path, or 'embedded'); repeatable; overrides models",
+    )
+
+    report = sub.add_parser("report", help="rebuild the tables and HTML of a bias run directory")
+    report.add_argument("run_dir", metavar="RUN_DIR")
+
+    train = sub.add_parser(
+        "train-classifier",
+        help="train the code bias classifier; prints val/test accuracy beside the paper's",
+        description="Train, evaluate and save the code bias classifier (default: into the boi "
+        "cache, where boi bias run finds it).",
+    )
+    add_dataclass_arguments(train, ClassifierConfig)
+
+    prompts = sub.add_parser("prompts", help="write the prompt suite as JSONL (one per prompt)")
+    add_dataclass_arguments(prompts, SuiteConfig)
+    prompts.add_argument("--out", required=True, help="output JSONL")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bias_command == "run":
+        overrides = overrides_from_args(args, BiasRunConfig)
+        if args.model:
+            overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
+        config = load_bias_config(resolve_config_path(args.config), overrides)
+        outcome = run_bias(config)
+        print()
+        print(outcome.table_markdown)
+        print(outcome.summary_line)
+        return 0
+    if args.bias_command == "report":
+        paths = rebuild_report(args.run_dir)
+        print(paths.cbs_md.read_text(encoding="utf-8"))
+        print(f"boi bias report: {paths.tables_md}, {paths.html}")
+        return 0
+    if args.bias_command == "train-classifier":
+        classifier_config = load_config(
+            ClassifierConfig, None, overrides_from_args(args, ClassifierConfig)
+        )
+        folder, record = train_classifier(classifier_config)
+        print(metrics_table(record))
+        print(f"boi bias train-classifier: {record['kind']} classifier written to {folder}")
+        return 0
+    suite = load_suite(load_config(SuiteConfig, None, overrides_from_args(args, SuiteConfig)))
+    count = write_jsonl(args.out, (p.to_json() for p in suite.prompts))
+    print(f"boi bias prompts: {count} prompts written to {args.out}")
+    return 0
