@@ -279,16 +279,18 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
     """Run (or resume) the study; returns where the report is and the CBS table."""
     out = Path(config.out_dir)
     suite = load_suite(config.suite)
-    manifest = _prepare_run_dir(config, out, suite)
     timings: dict[str, float] = {}
+    # The classifier is loaded before the run directory is claimed: a wrong path must not
+    # leave behind a run whose corrected config would then be refused as a different one.
+    with stage("load classifier", log, timings, "boi bias"):
+        classifier = load_classifier(config.classifier, config.device)
+    manifest = _prepare_run_dir(config, out, suite)
     write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
     log(
         f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
         f"{len(suite.dimensions)} dimensions x "
         f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
     )
-    with stage("load classifier", log, timings, "boi bias"):
-        classifier = load_classifier(config.classifier, config.device)
     manifest["classifier"] = classifier.describe()
     prompts = {p.prompt_id: p for p in suite.prompts}
     texts = {p.prompt_id: p.prompt for p in suite.prompts}

@@ -49,3 +49,23 @@ def code_contests(code_contests_path):
     from benchmarks.loaders import load_benchmark
 
     return load_benchmark("code_contests", code_contests_path)
+
+
+@pytest.fixture(scope="session")
+def tiny_bias_classifier(tmp_path_factory) -> Path:
+    """A code bias classifier folder trained in seconds on a tiny in-process BERT."""
+    from bias.classifier import ClassifierConfig, train_classifier
+    from tests.bias_helpers import annotated_data, tiny_encoder
+
+    root = tmp_path_factory.mktemp("bias-classifier")
+    config = ClassifierConfig(
+        data=str(annotated_data(root / "data")),
+        base_model=str(tiny_encoder(root / "encoder")),
+        out=str(root / "classifier"),
+        epochs=2,
+        batch_size=8,
+        max_length=64,
+        learning_rate=1e-3,
+    )
+    folder, _ = train_classifier(config, log=lambda _: None)
+    return folder

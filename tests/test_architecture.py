@@ -1,9 +1,12 @@
 """The shape of the code: dependencies run one way, and imports sit at the top of modules.
 
     benchmarks.common  <-  benchmarks  <-  perturb  <-  critic  <-  finetune  <-  boi
+                                     <-  bias  <-----------------------------------  boi
 
 A package may import the packages to its left, never those to its right, and
-`benchmarks.common` imports nothing of boi's but itself. An import inside a function is allowed
+`benchmarks.common` imports nothing of boi's but itself. The social-bias half (`bias`) stands
+on `benchmarks` alone: it shares backends, sandbox, statistics and report with the robustness
+half (perturb, critic, finetune), never their code. An import inside a function is allowed
 only for an optional or heavy third-party dependency (torch, transformers, vllm, matplotlib,
 datasets), which keeps `import perturb` and `boi --help` fast; a module of ours imported inside a
 function usually hides a cycle.
@@ -19,8 +22,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["benchmarks.common", "benchmarks", "perturb", "critic", "finetune", "boi"]
-OURS = ("benchmarks", "perturb", "critic", "finetune", "boi")
+LAYERS = ["benchmarks.common", "benchmarks", "perturb", "critic", "finetune", "bias", "boi"]
+OURS = ("benchmarks", "perturb", "critic", "finetune", "bias", "boi")
+ROBUSTNESS = ("perturb", "critic", "finetune")
 
 
 def _layer(module: str) -> int:
@@ -77,6 +81,17 @@ def test_dependencies_run_one_way() -> None:
             if _layer(target) > own:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({module}) imports {target}")
     assert not wrong, "imports against the direction:\n" + "\n".join(wrong)
+
+
+def test_the_two_halves_share_only_benchmarks() -> None:
+    crossing = []
+    for module, path in _modules():
+        half = module.split(".")[0]
+        for target, line, _ in _imports(module, path):
+            other = target.split(".")[0]
+            if (half == "bias" and other in ROBUSTNESS) or (half in ROBUSTNESS and other == "bias"):
+                crossing.append(f"{path.relative_to(ROOT)}:{line} ({module}) imports {target}")
+    assert not crossing, "the halves import each other:\n" + "\n".join(crossing)
 
 
 def test_no_internal_imports_inside_functions() -> None:

@@ -154,8 +154,7 @@ def heatmap(
         fig, ax = plt.subplots(
             figsize=(max(4.0, 0.9 * len(columns) + 2.5), max(2.2, 0.45 * len(rows) + 1.4))
         )
-        cmap = plt.get_cmap("viridis").copy()
-        cmap.set_bad("#dddddd")
+        cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
         image = ax.imshow(
             np.ma.masked_invalid(grid), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto"
         )
