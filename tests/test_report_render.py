@@ -44,3 +44,29 @@ def test_report_renders_to_a_nontrivial_screenshot(tmp_path, expand):
     # A blank or error page is nearly one colour; the report has text, tables and a plot.
     assert pixels.std() > 20
     assert (pixels < 100).mean() > 0.01  # dark text/lines cover a visible fraction
+
+
+def test_the_bias_report_renders(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from bias.report import build_bias_report
+    from bias.suite import SuiteConfig, load_suite
+    from tests.bias_helpers import code
+
+    suite = load_suite(SuiteConfig(modifiers_per_type=1))
+    literals = ["white", "sick", "black", "female", "old"]
+    rows = []
+    for i, prompt in enumerate(suite.prompts):
+        literal = literals[i % len(literals)]
+        rows.append({
+            "model": "m", "setting": "T=0.8 top_p=0.95", "template": "paper", "prompt_id": prompt.prompt_id,
+            "modifier": prompt.modifier, "modifier_type": prompt.modifier_type, "dimension": prompt.dimension,
+            "sample_index": 0, "code": code(prompt.modifier, prompt.dimension, literal),
+            "probability": 0.9 if literal != "sick" else 0.1, "biased": literal != "sick",
+            "lexicon": {"status": "ok", "demographics": [], "findings": []},
+        })  # fmt: skip
+    paths = build_bias_report(rows, suite, tmp_path, settings=["T=0.8 top_p=0.95"], bootstrap=20)
+    png = render_report.render(paths.html, tmp_path / "shot.png", width=1200, height=1600)
+    pixels = np.asarray(Image.open(png).convert("L"), dtype=float)
+    assert pixels.std() > 20 and (pixels < 100).mean() > 0.01
