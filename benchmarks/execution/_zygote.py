@@ -1165,7 +1165,11 @@ def _run_trusted(job: dict) -> None:
         namespace["check"](proxy)
     except BaseException as err:
         verdict = b"F" + _reason(err)
-    if violations:
+        if isinstance(err, _Violation):
+            verdict = b""  # reported as the violation itself, below
+    if violations and (verdict == b"P" or not verdict):
+        # A violation can never pass. Tests that caught it and failed with their own reason
+        # keep that reason (a fairness test names the input the candidate died on).
         verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[:MAX_REASON]
     if verdict == b"P":
         nonce = read(NONCE_FD, NONCE_BYTES)
