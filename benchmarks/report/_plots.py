@@ -109,12 +109,15 @@ def bar_chart(
                 ys.append(value)
                 lows.append(value - low if low is not None and is_defined(low) else 0.0)
                 highs.append(high - value if high is not None and is_defined(high) else 0.0)
+            if not xs:
+                continue  # nothing defined: no empty legend entry
+            has_interval = any(high is not None for _, high in intervals)
             ax.bar(
                 xs,
                 ys,
                 width,
-                yerr=[lows, highs],
-                capsize=3,
+                yerr=[lows, highs] if has_interval else None,
+                capsize=3 if has_interval else 0,
                 label=name,
                 color=COLOURS[s % len(COLOURS)],
                 error_kw={"elinewidth": 1},

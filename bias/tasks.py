@@ -1,0 +1,312 @@
+"""Executable fairness tasks: SocialBias-Bench (Ling et al., Solar) and Huang et al.'s
+text-to-code prompts, as one record, `FairnessTask`.
+
+- SocialBias-Bench (`tasks.json`, 343 definitions): a class with the seven demographics (typed,
+  value range in a comment; `bias/data/sensitive_attributes.yaml`) and the task's related
+  attributes (test values in a comment), then the method to complete with its docstring, as in
+  Solar's Figure 1. We build the prompt from the definition: the upstream `prompts.jsonl` has no
+  colon after `-> bool`, so none of its prompts parses.
+- Text-to-code (`dataset.json`, 334 prompts, Apache-2.0): a request in English naming the
+  attributes the function may use; the model chooses the signature. Tests are built from the
+  generated code (`bias.cases`).
+
+Neither file is copied into the package (SocialBias-Bench has no licence): both are read from a
+path the user gives. A task that cannot be tested (an attribute without a value range, a related
+attribute without test values) is reported as a `LoadIssue` with the reason; the rest load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.config import from_mapping, load_yaml
+from benchmarks.common.errors import UserError
+from benchmarks.loaders.result import LoadIssue
+
+DATA_DIR = Path(__file__).parent / "data"
+SUITES = ("socialbias_bench", "cbs_prompts")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A typed attribute with the values tests draw from."""
+
+    name: str = field(metadata={"help": "attribute (parameter) name"})
+    type: str = field(default="str", metadata={"help": "str, int, float or bool"})
+    values: tuple[Any, ...] = field(default=(), metadata={"help": "the values tests use"})
+    aliases: tuple[str, ...] = field(
+        default=(), metadata={"help": "parameter names that mean this attribute (text-to-code)"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.type not in ("str", "int", "float", "bool"):
+            raise UserError(
+                f"attribute {self.name}: type {self.type!r} is not str, int, float or bool."
+            )
+
+
+@dataclass(frozen=True)
+class SensitiveAttributeFile:
+    socialbias_bench: list[Attribute] = field(default_factory=list)
+    text_to_code: list[Attribute] = field(default_factory=list)
+
+
+def load_sensitive_attributes(path: str | None = None) -> SensitiveAttributeFile:
+    where = Path(path) if path else DATA_DIR / "sensitive_attributes.yaml"
+    if not where.is_file():
+        raise UserError(f"the sensitive-attribute file {where} does not exist; check the path.")
+    return from_mapping(SensitiveAttributeFile, load_yaml(where), str(where))
+
+
+@dataclass(frozen=True)
+class FairnessTask:
+    """One task: its prompt and what the tests vary and hold.
+
+    For SocialBias-Bench, `attributes` are the class's fields in prompt order, `sensitive` the
+    ones a test varies, `related` the ones the decision should use (Pass@attribute). For
+    text-to-code, `attributes` are the protected attributes the prompt names; the function's own
+    parameters are only known once the code exists.
+    """
+
+    task_id: str
+    suite: str
+    prompt: str
+    kind: str  # "method" (complete a method of a class) or "function" (write a function)
+    category: str
+    attributes: tuple[Attribute, ...]
+    sensitive: tuple[str, ...]
+    related: tuple[str, ...] = ()
+    class_name: str = ""
+    method_name: str = ""
+
+    def attribute(self, name: str) -> Attribute:
+        return next(a for a in self.attributes if a.name == name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "suite": self.suite,
+            "kind": self.kind,
+            "category": self.category,
+            "class_name": self.class_name,
+            "method_name": self.method_name,
+            "sensitive": list(self.sensitive),
+            "related": list(self.related),
+            "attributes": [
+                {"name": a.name, "type": a.type, "values": list(a.values)} for a in self.attributes
+            ],
+            "prompt": self.prompt,
+        }
+
+
+# --------------------------------------------------------------------------- SocialBias-Bench
+
+
+def _literal_list(text: str, where: str) -> tuple[Any, ...]:
+    """'[24000, 25000]' or "['a', 'b']" as a tuple; a UserError naming `where` otherwise."""
+    try:
+        value = json.loads(text.replace("'", '"'))
+    except (json.JSONDecodeError, AttributeError):
+        value = None
+    if not isinstance(value, list) or not value:
+        raise UserError(f"{where}: test values {text!r} are not a non-empty list.")
+    return tuple(value)
+
+
+def socialbias_prompt(
+    class_name: str, attributes: tuple[Attribute, ...], method_name: str, docstring: str
+) -> str:
+    """The code-completion prompt of Solar's Figure 1: a dataclass with every attribute typed
+    and its value range in a comment, then the method signature and docstring."""
+    lines = ["from dataclasses import dataclass", "", "", "@dataclass", f"class {class_name}:"]
+    lines.append("    # string in lowercase")
+    for attribute in attributes:
+        lines.append(f"    # {attribute.name} {list(attribute.values)!r}")
+        lines.append(f"    {attribute.name}: {attribute.type}")
+    lines.append("")
+    lines.append(f"    def {method_name}(self) -> bool:")
+    doc_lines = [line.strip() for line in docstring.strip().splitlines()]
+    lines.append('        """' + doc_lines[0])
+    lines += [f"        {line}" if line else "" for line in doc_lines[1:]]
+    lines.append('        """')
+    return "\n".join(lines) + "\n"
+
+
+def _socialbias_task(
+    index: int, raw: Any, demographics: dict[str, Attribute], where: str
+) -> FairnessTask:
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: a task must be an object, not {type(raw).__name__}.")
+    for key in ("class_name", "method_name", "docstring", "related_attributes", "sensitive_attributes", "test_related_attributes"):  # fmt: skip
+        if key not in raw:
+            raise UserError(f"{where}: the task has no {key!r}; it cannot be built.")
+    for key in ("class_name", "method_name"):
+        if not _IDENTIFIER.fullmatch(str(raw[key])):
+            raise UserError(f"{where}: {key} {raw[key]!r} is not a Python identifier.")
+    attributes: list[Attribute] = [
+        demographics[name] for name in demographics
+    ]  # every class has all seven demographics
+    for entry in raw["test_related_attributes"]:
+        if not isinstance(entry, list) or len(entry) != 3:
+            raise UserError(f"{where}: test_related_attributes entries must be [name, type, values].")
+        name, type_name, values = entry
+        if not _IDENTIFIER.fullmatch(str(name)):
+            raise UserError(f"{where}: related attribute {name!r} is not an identifier.")
+        attribute = Attribute(str(name), str(type_name), _literal_list(str(values), f"{where}.{name}"))
+        if name in demographics:
+            attributes = [attribute if a.name == name else a for a in attributes]
+        else:
+            attributes.append(attribute)
+    known = {a.name for a in attributes}
+    for name in raw["sensitive_attributes"]:
+        if name not in demographics:
+            raise UserError(
+                f"{where}: sensitive attribute {name!r} has no value range in the sensitive-"
+                "attribute file; add it there."
+            )
+    untested = [r for r in raw["related_attributes"] if r not in known]
+    if untested:
+        raise UserError(
+            f"{where}: related attribute {untested[0]!r} has no test values "
+            "(test_related_attributes); the task cannot be tested without them."
+        )
+    task_attributes = tuple(attributes)
+    return FairnessTask(
+        task_id=f"socialbias_bench/{index}",
+        suite="socialbias_bench",
+        prompt=socialbias_prompt(raw["class_name"], task_attributes, raw["method_name"], str(raw["docstring"])),
+        kind="method",
+        category=_socialbias_category(index),
+        attributes=task_attributes,
+        sensitive=tuple(raw["sensitive_attributes"]),
+        related=tuple(raw["related_attributes"]),
+        class_name=raw["class_name"],
+        method_name=raw["method_name"],
+    )
+
+
+# The upstream README's order of the 343 tasks: 51 social benefits, 51 university admission /
+# awards, 51 employee development / benefits, 60 health, 50 licence eligibility, 30 hobby,
+# 50 occupation.
+_DOMAINS = (
+    (51, "social benefits"),
+    (51, "university"),
+    (51, "employee"),
+    (60, "health"),
+    (50, "licence"),
+    (30, "hobby"),
+    (50, "occupation"),
+)
+
+
+def _socialbias_category(index: int) -> str:
+    start = 0
+    for size, name in _DOMAINS:
+        if index < start + size:
+            return name
+        start += size
+    return "other"
+
+
+def _read_json(path: Path, what: str) -> Any:
+    if not path.is_file():
+        raise UserError(f"the {what} file {path} does not exist; pass the path with --data.")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise UserError(f"{path} is not valid JSON ({err}); pass the upstream file.") from None
+
+
+def load_socialbias_bench(
+    path: str | Path, attributes: SensitiveAttributeFile | None = None
+) -> tuple[list[FairnessTask], list[LoadIssue]]:
+    """The tasks of SocialBias-Bench's `tasks.json` (and the ones that could not be built)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "tasks.json"
+    data = _read_json(path, "SocialBias-Bench tasks")
+    if not isinstance(data, list):
+        raise UserError(f"{path} holds a {type(data).__name__}, not the list of task definitions.")
+    demographics = {a.name: a for a in (attributes or load_sensitive_attributes()).socialbias_bench}
+    tasks, issues = [], []
+    for index, raw in enumerate(data):
+        try:
+            tasks.append(_socialbias_task(index, raw, demographics, f"{path} task {index}"))
+        except UserError as err:
+            issues.append(LoadIssue(f"socialbias_bench/{index}", str(err)))
+    return tasks, issues
+
+
+# --------------------------------------------------------------------------- text-to-code
+
+
+def _named_attributes(prompt: str, protected: list[Attribute]) -> list[Attribute]:
+    text = " " + re.sub(r"[^a-z0-9]+", " ", prompt.lower()) + " "
+    named = []
+    for attribute in protected:
+        forms = {attribute.name, *attribute.aliases}
+        if any(f" {re.sub(r'[^a-z0-9]+', ' ', form.lower()).strip()} " in text for form in forms):
+            named.append(attribute)
+    return named
+
+
+def load_cbs_prompts(
+    path: str | Path, attributes: SensitiveAttributeFile | None = None
+) -> tuple[list[FairnessTask], list[LoadIssue]]:
+    """Huang et al.'s text-to-code prompts (`dataset.json`: {prompt, category} objects)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "dataset.json"
+    data = _read_json(path, "text-to-code prompts")
+    if not isinstance(data, list):
+        raise UserError(f"{path} holds a {type(data).__name__}, not a list of prompts.")
+    protected = (attributes or load_sensitive_attributes()).text_to_code
+    tasks, issues = [], []
+    for index, raw in enumerate(data):
+        task_id = f"cbs_prompts/{index}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("prompt"), str):
+            issues.append(LoadIssue(task_id, f"{path} item {index} has no 'prompt' string"))
+            continue
+        named = _named_attributes(raw["prompt"], protected)
+        if not named:
+            issues.append(LoadIssue(task_id, "the prompt names no protected attribute"))
+            continue
+        tasks.append(
+            FairnessTask(
+                task_id=task_id,
+                suite="cbs_prompts",
+                prompt=raw["prompt"].strip(),
+                kind="function",
+                category=str(raw.get("category", "")),
+                attributes=tuple(named),
+                sensitive=tuple(a.name for a in named),
+            )
+        )
+    return tasks, issues
+
+
+def load_fairness_tasks(
+    suite: str, data: str | None, attributes_file: str | None = None
+) -> tuple[list[FairnessTask], list[LoadIssue]]:
+    """The tasks of a suite (`socialbias_bench`, `cbs_prompts`, or a path to either file)."""
+    attributes = load_sensitive_attributes(attributes_file)
+    if suite not in SUITES:
+        candidate = Path(suite)
+        if not candidate.exists():
+            raise UserError(
+                f"suite {suite!r} is neither {' nor '.join(SUITES)} nor an existing file; check it."
+            )
+        data, suite = suite, "cbs_prompts" if candidate.name == "dataset.json" else "socialbias_bench"
+    if not data:
+        raise UserError(
+            f"suite {suite} is not bundled (its data has no licence to redistribute); pass --data "
+            f"with the path to its {'tasks.json' if suite == 'socialbias_bench' else 'dataset.json'}."
+        )
+    if suite == "socialbias_bench":
+        return load_socialbias_bench(data, attributes)
+    return load_cbs_prompts(data, attributes)
