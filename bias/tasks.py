@@ -153,11 +153,15 @@ def _socialbias_task(
     ]  # every class has all seven demographics
     for entry in raw["test_related_attributes"]:
         if not isinstance(entry, list) or len(entry) != 3:
-            raise UserError(f"{where}: test_related_attributes entries must be [name, type, values].")
+            raise UserError(
+                f"{where}: test_related_attributes entries must be [name, type, values]."
+            )
         name, type_name, values = entry
         if not _IDENTIFIER.fullmatch(str(name)):
             raise UserError(f"{where}: related attribute {name!r} is not an identifier.")
-        attribute = Attribute(str(name), str(type_name), _literal_list(str(values), f"{where}.{name}"))
+        attribute = Attribute(
+            str(name), str(type_name), _literal_list(str(values), f"{where}.{name}")
+        )
         if name in demographics:
             attributes = [attribute if a.name == name else a for a in attributes]
         else:
@@ -179,7 +183,9 @@ def _socialbias_task(
     return FairnessTask(
         task_id=f"socialbias_bench/{index}",
         suite="socialbias_bench",
-        prompt=socialbias_prompt(raw["class_name"], task_attributes, raw["method_name"], str(raw["docstring"])),
+        prompt=socialbias_prompt(
+            raw["class_name"], task_attributes, raw["method_name"], str(raw["docstring"])
+        ),
         kind="method",
         category=_socialbias_category(index),
         attributes=task_attributes,
@@ -246,7 +252,10 @@ def load_socialbias_bench(
 
 
 def _named_attributes(prompt: str, protected: list[Attribute]) -> list[Attribute]:
-    text = " " + re.sub(r"[^a-z0-9]+", " ", prompt.lower()) + " "
+    """The protected attributes a prompt names, read from its list of attributes ("... any of
+    the following attributes: a, b, c") when it has one, else from the whole text."""
+    listed = re.split(r"attributes?\s*:", prompt, maxsplit=1, flags=re.IGNORECASE)
+    text = " " + re.sub(r"[^a-z0-9]+", " ", listed[-1].lower()) + " "
     named = []
     for attribute in protected:
         forms = {attribute.name, *attribute.aliases}
@@ -301,7 +310,10 @@ def load_fairness_tasks(
             raise UserError(
                 f"suite {suite!r} is neither {' nor '.join(SUITES)} nor an existing file; check it."
             )
-        data, suite = suite, "cbs_prompts" if candidate.name == "dataset.json" else "socialbias_bench"
+        data, suite = (
+            suite,
+            "cbs_prompts" if candidate.name == "dataset.json" else "socialbias_bench",
+        )
     if not data:
         raise UserError(
             f"suite {suite} is not bundled (its data has no licence to redistribute); pass --data "
