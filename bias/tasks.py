@@ -87,6 +87,24 @@ class FairnessTask:
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)
 
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> FairnessTask:
+        """A task as `to_json` wrote it (tasks.jsonl of a run directory)."""
+        return cls(
+            task_id=obj["task_id"],
+            suite=obj["suite"],
+            prompt=obj["prompt"],
+            kind=obj["kind"],
+            category=obj.get("category", ""),
+            attributes=tuple(
+                Attribute(a["name"], a["type"], tuple(a["values"])) for a in obj["attributes"]
+            ),
+            sensitive=tuple(obj["sensitive"]),
+            related=tuple(obj.get("related", ())),
+            class_name=obj.get("class_name", ""),
+            method_name=obj.get("method_name", ""),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,
@@ -244,7 +262,7 @@ def load_socialbias_bench(
         try:
             tasks.append(_socialbias_task(index, raw, demographics, f"{path} task {index}"))
         except UserError as err:
-            issues.append(LoadIssue(f"socialbias_bench/{index}", str(err)))
+            issues.append(LoadIssue(f"socialbias_bench/{index}", str(err), dropped=True))
     return tasks, issues
 
 
@@ -279,11 +297,11 @@ def load_cbs_prompts(
     for index, raw in enumerate(data):
         task_id = f"cbs_prompts/{index}"
         if not isinstance(raw, dict) or not isinstance(raw.get("prompt"), str):
-            issues.append(LoadIssue(task_id, f"{path} item {index} has no 'prompt' string"))
+            issues.append(LoadIssue(task_id, f"{path} item {index} has no 'prompt' string", True))
             continue
         named = _named_attributes(raw["prompt"], protected)
         if not named:
-            issues.append(LoadIssue(task_id, "the prompt names no protected attribute"))
+            issues.append(LoadIssue(task_id, "the prompt names no protected attribute", True))
             continue
         tasks.append(
             FairnessTask(
@@ -299,6 +317,14 @@ def load_cbs_prompts(
     return tasks, issues
 
 
+def _suite_of(path: Path) -> str:
+    """Which suite a data file holds, from its first record (task definitions have a
+    class_name; text-to-code prompts a prompt)."""
+    data = _read_json(path / "tasks.json" if path.is_dir() else path, "fairness suite")
+    first = data[0] if isinstance(data, list) and data else {}
+    return "cbs_prompts" if isinstance(first, dict) and "prompt" in first else "socialbias_bench"
+
+
 def load_fairness_tasks(
     suite: str, data: str | None, attributes_file: str | None = None
 ) -> tuple[list[FairnessTask], list[LoadIssue]]:
@@ -310,10 +336,7 @@ def load_fairness_tasks(
             raise UserError(
                 f"suite {suite!r} is neither {' nor '.join(SUITES)} nor an existing file; check it."
             )
-        data, suite = (
-            suite,
-            "cbs_prompts" if candidate.name == "dataset.json" else "socialbias_bench",
-        )
+        data, suite = suite, _suite_of(candidate)
     if not data:
         raise UserError(
             f"suite {suite} is not bundled (its data has no licence to redistribute); pass --data "

@@ -1,16 +1,26 @@
-"""Social bias in generated code (Liu et al.'s judgmental-modifier paradigm): `run` prompts any
-backend with find_ADJ_people(people, HumanAttribute), scores every completion with the code
-bias classifier and the demographic lexicon, and reports CBS / UFS / SD (Tables 4-6) with an
-HTML report; `report` rebuilds the report of a run directory; `train-classifier` trains the
-code bias classifier on the annotated data; `prompts` writes the prompt suite."""
+"""Social bias in generated code. `run`: Liu et al.'s judgmental-modifier paradigm (prompts
+find_ADJ_people(people, HumanAttribute), scores completions with the code bias classifier and
+the demographic lexicon, reports CBS / UFS / SD). `test`: executable fairness tests
+(SocialBias-Bench, Huang et al.'s text-to-code tasks) in the sandbox, with mitigation
+strategies and feedback rounds (CBS, CBS_U@K / CBS_I@K, BLS, Pass@attribute). `report`
+rebuilds either run's report; `train-classifier` trains the code bias classifier; `prompts`
+writes the judgmental-modifier prompt suite."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
 from bias.classifier import ClassifierConfig, metrics_table, train_classifier
+from bias.fairness_run import (
+    FairnessRunConfig,
+    load_fairness_config,
+    rebuild_fairness_report,
+    run_fairness,
+)
+from bias.fairness_run import resolve_config_path as resolve_test_config
 from bias.run import BiasRunConfig, load_bias_config, rebuild_report, resolve_config_path, run_bias
 from bias.suite import SuiteConfig, load_suite
 
@@ -36,7 +46,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="model to study (HF id or path, or 'embedded'); repeatable; overrides models",
     )
 
-    report = sub.add_parser("report", help="rebuild the tables and HTML of a bias run directory")
+    test = sub.add_parser(
+        "test",
+        help="executable fairness tests in the sandbox, with mitigation strategies and feedback "
+        "rounds (resumable)",
+        description="Run (or resume) executable fairness tests on one or more models.",
+    )
+    test.add_argument(
+        "--config",
+        help="YAML config, or a bundled one: test-demo (embedded model, a SocialBias-Bench "
+        "subset, one feedback round)",
+    )
+    group = test.add_argument_group("test config (FairnessRunConfig; a flag overrides the file)")
+    add_dataclass_arguments(
+        group, FairnessRunConfig, flags={"out_dir": "--out", "mitigations": "--mitigation"}
+    )
+    test.add_argument(
+        "--model",
+        action="append",
+        help="model to test (HF id or path, or 'embedded'); repeatable; overrides models",
+    )
+
+    report = sub.add_parser(
+        "report", help="rebuild the tables and HTML of a boi bias run or boi bias test directory"
+    )
     report.add_argument("run_dir", metavar="RUN_DIR")
 
     train = sub.add_parser(
@@ -63,7 +96,22 @@ def run(args: argparse.Namespace) -> int:
         print(outcome.table_markdown)
         print(outcome.summary_line)
         return 0
+    if args.bias_command == "test":
+        overrides = overrides_from_args(args, FairnessRunConfig)
+        if args.model:
+            overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
+        test_config = load_fairness_config(resolve_test_config(args.config), overrides)
+        tested = run_fairness(test_config)
+        print()
+        print(tested.table_markdown)
+        print(tested.summary_line)
+        return 0
     if args.bias_command == "report":
+        if (Path(args.run_dir) / "tasks.jsonl").is_file():
+            fairness = rebuild_fairness_report(args.run_dir)
+            print(fairness.tables_md.read_text(encoding="utf-8"))
+            print(f"boi bias report: {fairness.tables_md}, {fairness.html}")
+            return 0
         paths = rebuild_report(args.run_dir)
         print(paths.cbs_md.read_text(encoding="utf-8"))
         print(f"boi bias report: {paths.tables_md}, {paths.html}")

@@ -1,0 +1,201 @@
+"""Executable fairness tests end to end: hand-written completions with known behaviour get the
+right verdicts, metrics and BLS direction through the sandbox; feedback rounds are compared with
+McNemar's test; the run resumes; bad tasks are reported, the rest tested."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
+from bias.fairness_run import load_fairness_config, run_fairness
+from bias.metrics import bias_leaning, cbs_at_k, mcnemar, pass_at_attribute
+from bias.tasks import load_fairness_tasks
+from boi.cli import main
+
+DATA = Path(__file__).parent / "data"
+TASKS = DATA / "fairness_tasks.json"
+TEXT_TO_CODE = DATA / "fairness_text_to_code.json"
+
+# Sample index -> a method body with known behaviour.
+METHODS = [
+    "        return self.income < 25000\n",  # fair
+    "        if self.race == 'white':\n            return True\n        return self.income < 25000\n",
+    "        if self.income < 25000 and self.age > 45:\n            return True\n        return False\n",
+    "        raise ValueError('no')\n",  # crashes on every case
+    "        if self.race == 'black':\n            exit(0)\n        return self.income < 25000\n",
+    "        import os\n        os._exit(0)\n",  # ends the program on its first case
+]
+FUNCTIONS = [
+    "def bonus(age, gender, experience):\n    return experience * 100\n",
+    "def bonus(age, gender, experience):\n    if age > 50:\n        return 0\n    return experience * 100\n",
+    "def bonus(age:\n",
+]
+
+
+class ScriptedFairness(BackendBase):
+    """Completions by sample index; a feedback prompt gets the fair completion."""
+
+    calls = 0
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self.identity = "scripted-fairness"
+        self.max_samples_per_call = 8
+
+    def complete_many(
+        self, requests: Sequence[Request], decoding: DecodingConfig
+    ) -> Iterator[tuple[int, list[str]]]:
+        for position, request in enumerate(requests):
+            ScriptedFairness.calls += len(request.indices)
+            method = "def qualified_for_financial_aid" in request.prompt
+            table = METHODS if method else FUNCTIONS
+            if "Previous code:" in request.prompt:
+                yield position, [table[0] for _ in request.indices]
+            else:
+                yield position, [table[i % len(table)] for i in request.indices]
+
+
+@pytest.fixture
+def scripted():
+    BACKENDS.register("scripted_fairness", f"{__name__}:ScriptedFairness")
+    ScriptedFairness.calls = 0
+    yield
+    BACKENDS.unregister("scripted_fairness")
+
+
+def _config(tmp_path, suite, **extra):
+    return load_fairness_config(
+        None,
+        {
+            "out_dir": str(tmp_path / "run"),
+            "suite": str(suite),
+            "models": [{"kind": "scripted_fairness"}],
+            "decoding": {"temperature": 1.0, "n": len(METHODS) if suite == TASKS else 3},
+            "bootstrap": 50,
+            "execution": {"timeout": 20.0, "reference_timing": False, "calibrate": False},
+            **extra,
+        },
+    )
+
+
+def test_hand_written_completions_get_the_right_verdicts_and_metrics(scripted, tmp_path, capsys):
+    config = _config(tmp_path, TASKS, feedback_rounds=1)
+    outcome = run_fairness(config, log=lambda _: None)
+    out = outcome.out_dir
+    issues = [json.loads(line) for line in (out / "load_issues.jsonl").read_text().splitlines()]
+    assert [i["task_id"] for i in issues] == [
+        "socialbias_bench/1",
+        "socialbias_bench/2",
+        "socialbias_bench/3",
+    ]
+    rows = [
+        json.loads(line)
+        for line in (out / "verdicts/scripted_fairness-embedded/none/round0.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    by_index = {r["sample_index"]: r for r in rows}
+    assert by_index[0]["status"] == "fair" and by_index[0]["cases"]["race"] == 160
+    assert by_index[1]["status"] == "biased" and by_index[1]["biased_attributes"] == ["race"]
+    assert by_index[2]["status"] == "biased" and by_index[2]["biased_attributes"] == ["age"]
+    assert (
+        by_index[3]["status"] == "untestable"
+        and "raised ValueError on every case" in by_index[3]["reason"]
+    )
+    assert by_index[4]["status"] == "biased" and by_index[4]["biased_attributes"] == ["race"]
+    assert by_index[5]["status"] == "untestable" and "ended" in by_index[5]["reason"]
+    example = by_index[1]["report"]["attributes"]["race"]["example"]
+    assert dict(example["outcomes"])["'white'"] == "True"
+    assert by_index[0]["attribute_use"] == {"tp": 1, "fn": 1, "fp": 0, "tn": 6, "read": ["income"]}
+    assert by_index[1]["attribute_use"]["fp"] == 1  # reads race
+
+    summary = json.loads(outcome.report.json.read_text())
+    round0 = next(g for g in summary["groups"] if g["round"] == 0)
+    assert round0["executable"] == 4 and len(round0["untestable"]) == 2
+    assert round0["cbs"]["overall"]["value"] == 75.0
+    assert round0["cbs"]["race"]["value"] == 50.0 and round0["cbs"]["gender"]["value"] == 0.0
+    race = round0["bls"]["race"]
+    assert race["biased"] == 2 and race["bls"]["white"] == 0.5 and race["bls"]["black"] == 0.5
+    assert race["range"] == 0.5 and race["direction"]["white"] == [1, 0, 0]  # white favoured
+    assert race["direction"]["black"] == [0, 0, 1]  # black: the program ended
+    assert round0["at_k"]["overall"] == {
+        "k": 6,
+        "prompts": 0,
+        "prompts_short": 1,
+        "union": None,
+        "intersection": None,
+    }
+
+    round1 = next(g for g in summary["groups"] if g["round"] == 1)
+    assert round1["cbs"]["overall"]["value"] == 0.0
+    assert round1["compared"]["round 0"] == {
+        "only_before": 3,
+        "only_after": 0,
+        "p_value": 0.25,
+        "pairs": 4,
+    }
+    tables = outcome.report.tables_md.read_text()
+    assert "## Untestable completions (for review)" in tables and "raised ValueError" in tables
+    html = outcome.report.html.read_text()
+    assert 'class="removed" title="sensitive attribute read">self.race' in html
+
+    calls = ScriptedFairness.calls
+    results = sorted((out / "results").rglob("*.jsonl"))
+    sizes = [p.stat().st_size for p in results]
+    again = run_fairness(config, log=lambda _: None)
+    assert ScriptedFairness.calls == calls  # nothing generated again
+    assert [p.stat().st_size for p in results] == sizes  # nothing run again
+    assert again.table_markdown == outcome.table_markdown
+    assert main(["bias", "report", str(out)]) == 0
+    assert "CBS per sensitive attribute" in capsys.readouterr().out
+
+
+def test_text_to_code_completions_are_tested_from_their_own_parameters(scripted, tmp_path):
+    outcome = run_fairness(_config(tmp_path, TEXT_TO_CODE), log=lambda _: None)
+    rows = [json.loads(line) for path in sorted((outcome.out_dir / "verdicts").rglob("*.jsonl")) for line in path.read_text().splitlines()]  # fmt: skip
+    by_index = {r["sample_index"]: r for r in rows}
+    assert by_index[0]["status"] == "fair" and by_index[0]["mapping"] == {
+        "age": "age",
+        "gender": "gender",
+    }
+    # Nothing compares `experience`: its pool is the generic one, and the report says so.
+    assert "empty value pool for experience" in by_index[0]["notes"]
+    assert by_index[1]["status"] == "biased" and by_index[1]["biased_attributes"] == ["age"]
+    assert by_index[2]["status"] == "untestable" and "does not parse" in by_index[2]["reason"]
+    issues = (outcome.out_dir / "load_issues.jsonl").read_text()
+    assert "names no protected attribute" in issues
+
+
+def test_metric_functions_on_hand_counted_examples():
+    assert cbs_at_k([[True, False], [False, False], [True, True]], 2) == {
+        "k": 2, "prompts": 3, "prompts_short": 0, "union": pytest.approx(200 / 3), "intersection": pytest.approx(100 / 3),
+    }  # fmt: skip
+    leaning = bias_leaning([["'white'"], ["'white'", "'black'"]], ["'white'", "'black'", "'asian'"])
+    assert (
+        leaning["bls"] == {"'white'": 1.0, "'black'": 0.5, "'asian'": 0.0}
+        and leaning["range"] == 1.0
+    )
+    assert bias_leaning([], ["a"])["range"] is None
+    assert pass_at_attribute([{"tp": 1, "tn": 5, "fp": 1, "fn": 1}])["value"] == 75.0
+    test = mcnemar([True] * 6 + [False], [False] * 6 + [True])
+    assert (test["only_before"], test["only_after"]) == (6, 1)
+    assert test["p_value"] == pytest.approx(2 * (1 + 7) / 2**7)
+
+
+def test_every_upstream_prompt_is_built_and_parses():
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    if not (shared / "socialbias_bench" / "tasks.json").exists():
+        pytest.skip("../shared/data not present")
+    tasks, issues = load_fairness_tasks("socialbias_bench", str(shared / "socialbias_bench"))
+    assert len(tasks) == 343 and not issues
+    for task in tasks:
+        ast.parse(task.prompt + "        return True\n")
+    texts, issues = load_fairness_tasks("cbs_prompts", str(shared / "cbs_prompts"))
+    assert len(texts) == 334 and not issues
+    assert {t.category for t in texts} == {"employment", "insurance", "income"}
+    assert all(t.kind == "function" and t.sensitive for t in texts)
