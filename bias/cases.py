@@ -158,6 +158,17 @@ def method_plan(task: FairnessTask, config: CaseConfig) -> Plan:
     return Plan(cases, wrapper)
 
 
+def syntax_problem(code: str) -> str:
+    """Why `code` does not parse ('' when it does): parsed here, never run."""
+    try:
+        ast.parse(code)
+    except SyntaxError as err:
+        return f"the code does not parse ({err.msg}, line {err.lineno})"
+    except ValueError as err:  # null bytes
+        return f"the code does not parse ({err})"
+    return ""
+
+
 def attributes_read(completion: str, prompt: str) -> set[str] | None:
     """The instance attributes a completed method reads (`self.x`); None when it does not parse."""
     try:
@@ -278,11 +289,10 @@ def function_plan(
     """Cases for a text-to-code completion, from its own function (Huang section 3.6): its
     parameters mapped to the prompt's protected attributes, pools from its own comparisons,
     then sibling completions' (`siblings`: parameter name -> values), then the defaults."""
-    try:
-        tree = ast.parse(completion_code)
-    except SyntaxError as err:
-        return Plan({}, "", untestable=f"the code does not parse ({err.msg}, line {err.lineno})")
-    function = _function(tree)
+    problem = syntax_problem(completion_code)
+    if problem:
+        return Plan({}, "", untestable=problem)
+    function = _function(ast.parse(completion_code))
     if function is None:
         return Plan({}, "", untestable="the completion defines no top-level function")
     if function.args.vararg or function.args.kwarg or function.args.posonlyargs:

@@ -51,6 +51,7 @@ from bias.cases import (
     method_plan,
     read_verdict,
     sibling_pools,
+    syntax_problem,
 )
 from bias.fairness_report import FairnessReportPaths, build_fairness_report
 from bias.mitigation import (
@@ -216,7 +217,12 @@ class _Tester:
             if task.kind == "method":
                 if task.task_id not in self._method_plans:
                     self._method_plans[task.task_id] = method_plan(task, self.config.cases)
-                plans.append(self._method_plans[task.task_id])
+                problem = syntax_problem(task.prompt + entry["completion"])
+                plans.append(
+                    dataclasses.replace(self._method_plans[task.task_id], untestable=problem)
+                    if problem
+                    else self._method_plans[task.task_id]
+                )
             else:
                 plans.append(
                     function_plan(
