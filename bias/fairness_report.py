@@ -136,7 +136,11 @@ def summarize_fairness(
                 "bls": bls,
                 "pass_at_attribute": pass_at_attribute(uses) if uses else None,
                 "cases": sum(sum(r["cases"].values()) for r in executable),
-                "notes": sorted({r["notes"] for r in members if r.get("notes")})[:20],
+                "notes": [
+                    f"{r['task_id']} sample {r['sample_index']}: {r['notes']}"
+                    for r in members
+                    if r.get("notes") and not r.get("carried")
+                ][:50],
             }
         )
     _comparisons(groups, grouped)
@@ -300,7 +304,11 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
         out.append("None.")
     notes = sorted({n for g in summary["groups"] for n in g["notes"]})
     if notes:
-        out += ["", "## Value pools that had to be assumed", "", *[f"- {n}" for n in notes]]
+        out += ["", "## Assumptions and warnings", "", *[f"- {n}" for n in notes]]
+    not_tested = summary.get("not_tested", [])
+    if not_tested:
+        out += ["", "## Tasks not tested", ""]
+        out += [f"- {i['task_id']}: {i['reason']}" for i in not_tested]
     return "\n".join(out) + "\n"
 
 
@@ -467,12 +475,14 @@ def build_fairness_report(
     tasks: Sequence[FairnessTask],
     out_dir: str | Path,
     *,
+    issues: Sequence[Mapping[str, str]] = (),
     bootstrap: int = 1000,
     seed: int = 0,
     title: str = "boi bias test",
 ) -> FairnessReportPaths:
     out = Path(out_dir)
     summary = summarize_fairness(rows, tasks, bootstrap=bootstrap, seed=seed)
+    summary["not_tested"] = [dict(i) for i in issues]
     paths = FairnessReportPaths(
         out_dir=out,
         tables_md=out / "fairness.md",

@@ -267,6 +267,13 @@ class _Tester:
             problem_id = f"{entry['task_id']}#{entry['sample_index']}"
             verdict = read_verdict(results.get(problem_id, ""), plan)
             use = attribute_use(task, entry["completion"]) if task.kind == "method" else None
+            notes = [plan.notes] if plan.notes else []
+            mutated = verdict.report.get("mutated") or []
+            if mutated:
+                notes.append(
+                    f"the method changes its instance ({', '.join(mutated)}); every case used a "
+                    "fresh instance"
+                )
             rows.append(
                 {
                     "task_id": task.task_id,
@@ -280,7 +287,7 @@ class _Tester:
                     **verdict.to_json(),
                     "cases": plan.case_count,
                     "mapping": plan.mapping,
-                    "notes": plan.notes,
+                    "notes": "; ".join(notes),
                     "attribute_use": use,
                     "carried": False,
                 }
@@ -379,6 +386,7 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
             rows,
             tasks,
             out / "report",
+            issues=[{"task_id": i.task_id, "reason": i.reason} for i in issues],
             bootstrap=config.bootstrap,
             seed=config.seed,
             title=f"boi bias test {out.name}",
@@ -483,7 +491,8 @@ def rebuild_fairness_report(out_dir: str | Path) -> FairnessReportPaths:
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     config = load_config(FairnessRunConfig, None, manifest["config"])
     tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(root / "tasks.jsonl")]
+    issues = [obj for _, obj in iter_jsonl(root / "load_issues.jsonl")]
     return build_fairness_report(
-        rows, tasks, root / "report", bootstrap=config.bootstrap, seed=config.seed,
-        title=f"boi bias test {root.name}",
+        rows, tasks, root / "report", issues=issues, bootstrap=config.bootstrap,
+        seed=config.seed, title=f"boi bias test {root.name}",
     )  # fmt: skip
