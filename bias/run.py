@@ -20,13 +20,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
@@ -133,14 +134,8 @@ class BiasRunConfig:
 
 
 def resolve_config_path(name_or_path: str | None) -> str | None:
-    """A bundled config name (`demo`, `paper`, ...) or a path, as a path."""
-    if (
-        name_or_path
-        and not Path(name_or_path).exists()
-        and (BUNDLED_CONFIGS / f"{name_or_path}.yaml").exists()
-    ):
-        return str(BUNDLED_CONFIGS / f"{name_or_path}.yaml")
-    return name_or_path
+    """A bundled config name (`demo`, `paper`, `preliminary`) or a path, as a path."""
+    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
 
 
 def load_bias_config(path: str | None, overrides: dict[str, Any]) -> BiasRunConfig:
@@ -264,13 +259,17 @@ def _passk(
         out / "passk" / label / "results.jsonl",
         progress=progress_bar(len(samples), f"execute {spec.dataset}"),
     )
+    return _passk_summary(spec, report.results)
+
+
+def _passk_summary(spec: PasskSpec, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     outcomes: dict[str, list[bool]] = {}
-    for result in report.results:
-        outcomes.setdefault(result["task_id"], []).append(bool(result["passed"]))
+    for result in results:
+        outcomes.setdefault(result["task_id"], []).append(bool(result.get("passed")))
     return {
         "dataset": spec.dataset,
-        "problems": len(problems),
-        "samples": len(samples),
+        "problems": len(outcomes),
+        "samples": sum(len(v) for v in outcomes.values()),
         "pass_at_k": mean_pass_at_k(outcomes, spec.ks),
     }
 
@@ -332,17 +331,7 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
         cache.close()
 
     with stage("report", log, timings, "boi bias"):
-        paths = build_bias_report(
-            rows,
-            suite,
-            out / "report",
-            passk=passk,
-            settings=[label for label, _ in config.settings()],
-            bootstrap=config.bootstrap,
-            seed=config.seed,
-            title=f"boi bias {out.name}",
-            classifier=classifier.describe(),
-        )
+        paths = _report(config, rows, suite, out, passk, classifier.describe())
     scoring = {"scored": cache.scored, "cache_hits": cache.hits}
     manifest.update(
         {
@@ -382,23 +371,26 @@ def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     config = load_config(BiasRunConfig, None, manifest["config"])
     passk: dict[str, dict[str, Any]] = {}
     for path in sorted((root / "passk").glob("*/results.jsonl")):
-        outcomes: dict[str, list[bool]] = {}
-        for _, result in iter_jsonl(path):
-            outcomes.setdefault(result["task_id"], []).append(bool(result.get("passed")))
-        passk[path.parent.name] = {
-            "dataset": config.passk.dataset,
-            "problems": len(outcomes),
-            "samples": sum(len(v) for v in outcomes.values()),
-            "pass_at_k": mean_pass_at_k(outcomes, config.passk.ks),
-        }
+        passk[path.parent.name] = _passk_summary(config.passk, [r for _, r in iter_jsonl(path)])
+    return _report(config, rows, load_suite(config.suite), root, passk, manifest.get("classifier"))
+
+
+def _report(
+    config: BiasRunConfig,
+    rows: list[dict[str, Any]],
+    suite: Suite,
+    out: Path,
+    passk: dict[str, dict[str, Any]],
+    classifier: dict[str, Any] | None,
+) -> BiasReportPaths:
     return build_bias_report(
         rows,
-        load_suite(config.suite),
-        root / "report",
+        suite,
+        out / "report",
         passk=passk,
         settings=[label for label, _ in config.settings()],
         bootstrap=config.bootstrap,
         seed=config.seed,
-        title=f"boi bias {root.name}",
-        classifier=manifest.get("classifier"),
+        title=f"boi bias {out.name}",
+        classifier=classifier,
     )

@@ -27,6 +27,7 @@ from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.progress import progress_bar, stage
@@ -220,13 +221,7 @@ BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 
 def resolve_config_path(name_or_path: str | None) -> str | None:
     """A bundled config name (`demo`, `paper`) or a path, as a path."""
-    if (
-        name_or_path
-        and not Path(name_or_path).exists()
-        and (BUNDLED_CONFIGS / f"{name_or_path}.yaml").exists()
-    ):
-        return str(BUNDLED_CONFIGS / f"{name_or_path}.yaml")
-    return name_or_path
+    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
 
 
 def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:

@@ -65,12 +65,15 @@ def _config(tmp_path, classifier, **extra):
 
 
 def test_bias_run_end_to_end_and_resume(scripted, tmp_path, tiny_bias_classifier, capsys):
-    config = _config(tmp_path, tiny_bias_classifier)
+    passk = {"enabled": True, "limit": 2, "ks": [1], "decoding": {"temperature": 0.2, "n": 1}}
+    config = _config(tmp_path, tiny_bias_classifier, passk=passk)
     outcome = run_bias(config, log=lambda _: None)
     out = outcome.out_dir
     prompts = [json.loads(line) for line in (out / "prompts.jsonl").read_text().splitlines()]
     assert len(prompts) == 15  # 5 types x 1 modifier x 3 dimensions
-    assert ScriptedBackend.calls == 15 * 2 * 2  # 2 samples x 2 settings (base + sweep)
+    assert ScriptedBackend.calls == 15 * 2 * 2 + 2  # 2 samples x 2 settings, + 2 HumanEval
+    passk_results = (out / "passk" / "scripted_bias-embedded" / "results.jsonl").read_text()
+    assert passk_results.count('"passed": false') == 2  # `return people` solves no HumanEval task
     rows = [
         json.loads(line)
         for path in sorted((out / "completions").rglob("*.jsonl"))
@@ -105,16 +108,21 @@ def test_bias_run_end_to_end_and_resume(scripted, tmp_path, tiny_bias_classifier
     assert manifest["scoring"]["scored"] >= 1
 
     again = run_bias(config, log=lambda _: None)
-    assert ScriptedBackend.calls == 60  # nothing generated again
+    assert ScriptedBackend.calls == 62  # nothing generated again
     second = json.loads((out / "manifest.json").read_text())
     assert second["generation"]["generated"] == 0 and second["scoring"]["scored"] == 0
     assert again.table_markdown == outcome.table_markdown
+    assert "| CBS Tot. | pass@1 | completions |" in outcome.table_markdown
+    assert base["pass_at_k"] == {"pass@1": 0.0}
 
     assert main(["bias", "report", str(out)]) == 0
     assert "| scripted_bias-embedded / T=0.8 top_p=0.95 |" in capsys.readouterr().out
 
     with pytest.raises(UserError, match=r"holds a different run \(changed: decoding\)"):
-        run_bias(_config(tmp_path, tiny_bias_classifier, decoding={"n": 3}), log=lambda _: None)
+        run_bias(
+            _config(tmp_path, tiny_bias_classifier, decoding={"n": 3}, passk=passk),
+            log=lambda _: None,
+        )
 
 
 def test_a_missing_classifier_is_refused_before_the_run_directory_is_claimed(

@@ -150,6 +150,18 @@ def to_dict(config: Any) -> Any:
     return config
 
 
+def resolve_config_path(name_or_path: str | None, bundled: Path) -> str | None:
+    """A bundled config's name (`demo` for `bundled/demo.yaml`) or a path, as a path; an
+    existing file of that name wins over a bundled config."""
+    if (
+        name_or_path
+        and not Path(name_or_path).exists()
+        and (bundled / f"{name_or_path}.yaml").exists()
+    ):
+        return str(bundled / f"{name_or_path}.yaml")
+    return name_or_path
+
+
 def load_config(
     cls: type[T],
     path: str | os.PathLike[str] | None,
