@@ -99,6 +99,7 @@ def bar_chart(
     with plt.rc_context({"text.parse_math": False}):
         fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 2), 3.6))
         width = 0.8 / max(1, len(series))
+        drawn = 0
         for s, (name, values, intervals) in enumerate(series):
             xs, ys, lows, highs = [], [], [], []
             for i, (value, (low, high)) in enumerate(zip(values, intervals, strict=True)):
@@ -111,6 +112,7 @@ def bar_chart(
                 highs.append(high - value if high is not None and is_defined(high) else 0.0)
             if not xs:
                 continue  # nothing defined: no empty legend entry
+            drawn += 1
             has_interval = any(high is not None for _, high in intervals)
             ax.bar(
                 xs,
@@ -128,7 +130,7 @@ def bar_chart(
         ax.set_title(title)
         ax.axhline(0, color="#444", linewidth=0.8)
         ax.grid(axis="y", alpha=0.3)
-        if len(series) > 1:
+        if len(series) > 1 and drawn:
             ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         return _png(fig)
 
