@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
-from benchmarks.report import bar_chart, esc, figure_html, html_document, line_chart
+from benchmarks.report import (
+    bar_chart,
+    esc,
+    figure_html,
+    html_document,
+    line_chart,
+    markdown_html,
+)
 from bias.metrics import bias_leaning, cbs_at_k, executable_cbs, mcnemar, pass_at_attribute
 from bias.tasks import FairnessTask
 
@@ -359,7 +366,7 @@ def render_fairness_html(
     attributes = summary["attributes"]
     groups = summary["groups"]
     tables = tables_markdown(summary)
-    sections = ['<h2 id="fair-tables">Tables</h2>', f"<pre>{esc(tables)}</pre>"]
+    sections = ['<h2 id="fair-tables">Tables</h2>', markdown_html(tables.split("\n", 1)[1])]
     sections.append('<h2 id="fair-figures">Figures</h2>')
     series: list[tuple[str, list[float | None], list[tuple[float | None, float | None]]]] = [
         (
@@ -389,10 +396,17 @@ def render_fairness_html(
             disfavoured = [
                 -100.0 * entry["direction"].get(v, [0, 0, 0])[1] / entry["biased"] for v in values
             ]
+            other = [
+                100.0 * entry["direction"].get(v, [0, 0, 0])[2] / entry["biased"] for v in values
+            ]
             none: list[tuple[float | None, float | None]] = [(None, None)] * len(values)
             image = bar_chart(
                 values,
-                [("got True, others False", list(favoured), none), ("got False, others True", list(disfavoured), none)],
+                [
+                    ("got True, others False", list(favoured), none),
+                    ("got False, others True", list(disfavoured), none),
+                    ("another outcome (raised, ended)", list(other), none),
+                ],
                 "% of biased completions",
                 f"{a}: which value the code singles out ({_name(g)})",
             )  # fmt: skip

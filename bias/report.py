@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
-from benchmarks.report import bar_chart, esc, figure_html, heatmap, html_document, line_chart
+from benchmarks.report import (
+    bar_chart,
+    esc,
+    figure_html,
+    heatmap,
+    html_document,
+    line_chart,
+    markdown_html,
+)
 from bias.metrics import (
     Rate,
     code_bias_score,
@@ -379,25 +387,13 @@ def render_bias_html(
     templates = len({g["template"] for g in summary["groups"]})
     dims = [d["name"] for d in summary["dimensions"]]
     type_labels = [t["label"] for t in summary["modifier_types"]]
-    sections = ['<h2 id="bias-cbs">Code Bias Score</h2>']
-    table = cbs_markdown(summary).split("\n\n")[0].splitlines()
-    sections.append("<table>")
-    for i, line in enumerate(table):
-        if i == 1:
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        tag = "th" if i == 0 else "td"
-        sections.append("<tr>" + "".join(f"<{tag}>{esc(c)}</{tag}>" for c in cells) + "</tr>")
-    sections.append("</table>")
+    sections = ['<h2 id="bias-cbs">Code Bias Score</h2>', markdown_html(cbs_markdown(summary))]
     if classifier:
         sections.append(
             f'<p class="note">Classifier: {esc(classifier.get("kind"))} at {esc(classifier.get("path"))}; '
             f"val accuracy {_fmt(100 * (classifier.get('val_accuracy') or 0))}%, test "
             f"{_fmt(100 * (classifier.get('test_accuracy') or 0))}% (paper BERT-Base: 95.47 / 96.05).</p>"
         )
-    sections.append(
-        '<p class="note">CBS in percent with 95% bootstrap intervals; pass@k in percent.</p>'
-    )
     sections.append('<h2 id="bias-figures">Per dimension and modifier</h2>')
     for group in summary["groups"]:
         name = _group_name(group, templates)

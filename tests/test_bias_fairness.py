@@ -148,6 +148,7 @@ def test_hand_written_completions_get_the_right_verdicts_and_metrics(scripted, t
     assert "## Tasks not tested" in tables and "'nationality' has no value range" in tables
     html = outcome.report.html.read_text()
     assert 'class="removed" title="sensitive attribute read">self.race' in html
+    assert "<th>CBS overall</th>" in html and "<td>60.00 [" in html  # the tables, as HTML
 
     calls = ScriptedFairness.calls
     results = sorted((out / "results").rglob("*.jsonl"))

@@ -1,6 +1,6 @@
 """Reports: the paper's Table 3 (Markdown, CSV, JSON) and a static HTML report with plots.
 
-The page shell (`html_document`, `esc`, `figure_html`) and the drawing primitives (`bar_chart`,
+The page shell (`html_document`, `esc`, `figure_html`, `markdown_html`) and the drawing primitives (`bar_chart`,
 `heatmap`, `line_chart`) are public: every boi report (the social-bias one included) is built
 from them, so all reports share one style and one Content-Security-Policy.
 
@@ -24,7 +24,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.problem import Problem
 from benchmarks.report._data import REQUIRED_FIELDS, TransformNames, collect_runs
-from benchmarks.report._html import esc, figure_html, html_document, render_html
+from benchmarks.report._html import esc, figure_html, html_document, markdown_html, render_html
 from benchmarks.report._plots import (
     PLOTS,
     Figure,
@@ -53,6 +53,7 @@ __all__ = [
     "figure_html",
     "heatmap",
     "html_document",
+    "markdown_html",
     "line_chart",
     "ReportPaths",
     "build_report",

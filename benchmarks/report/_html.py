@@ -450,6 +450,44 @@ class _Page:
         )
 
 
+def markdown_html(text: str) -> str:
+    """The Markdown our table writers produce (headings, pipe tables, bullet lists, paragraphs)
+    as HTML, every piece escaped: one source for the .md file and the page."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        if not line:
+            i += 1
+        elif line.startswith("#"):
+            level = min(6, len(line) - len(line.lstrip("#")) + 1)
+            out.append(f"<h{level}>{esc(line.lstrip('#').strip())}</h{level}>")
+            i += 1
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                i += 1
+            body = [r for r in rows[1:] if not all(set(c) <= set("-: ") for c in r)]
+            out.append("<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in rows[0]) + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in body]
+            out.append("</table>")
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{esc(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+        else:
+            paragraph = []
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "- ")):
+                paragraph.append(lines[i].strip())
+                i += 1
+            out.append(f'<p class="note">{esc(" ".join(paragraph))}</p>')
+    return "".join(out)
+
+
 def figure_html(image: str, caption: str) -> str:
     """An embedded PNG (base64) with its caption."""
     return (
