@@ -129,6 +129,8 @@ def summarize_fairness(
                 "round": round_number,
                 "completions": len(members),
                 "executable": len(executable),
+                "untestable_count": len(members) - len(executable),
+                # Listed for review once: a later round's carried-over completions are round 0's.
                 "untestable": [
                     {
                         "task_id": r["task_id"],
@@ -136,7 +138,7 @@ def summarize_fairness(
                         "reason": r["reason"],
                     }
                     for r in members
-                    if r["status"] == "untestable"
+                    if r["status"] == "untestable" and not r.get("carried")
                 ],
                 "cbs": cbs,
                 "at_k": at_k,
@@ -213,7 +215,7 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
     for g in summary["groups"]:
         cells = [_rate(g["cbs"].get(a)) for a in [OVERALL, *attributes]]
         out.append(
-            f"| {_name(g)} | {g['executable']} | {len(g['untestable'])} | "
+            f"| {_name(g)} | {g['executable']} | {g['untestable_count']} | "
             + " | ".join(cells)
             + " |"
         )

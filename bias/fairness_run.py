@@ -483,9 +483,13 @@ def read_verdicts(out_dir: str | Path) -> list[dict[str, Any]]:
 def rebuild_fairness_report(out_dir: str | Path) -> FairnessReportPaths:
     """`boi bias report RUN_DIR` for a `boi bias test` directory."""
     root = Path(out_dir)
-    rows = read_verdicts(root)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     config = load_config(FairnessRunConfig, None, manifest["config"])
+    order = {name: i for i, name in enumerate(config.mitigations)}
+    rows = sorted(
+        read_verdicts(root),
+        key=lambda r: (r["model"], order.get(r["strategy"], len(order)), r["round"]),
+    )
     tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(root / "tasks.jsonl")]
     issues = [obj for _, obj in iter_jsonl(root / "load_issues.jsonl")]
     return build_fairness_report(
