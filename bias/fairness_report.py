@@ -468,6 +468,9 @@ def render_fairness_html(
                 )
         if row["status"] == "untestable":
             detail.append(f'<p class="warn">{esc(row["reason"])}</p>')
+        cases = sum(row["cases"].values())
+        if cases:
+            detail.append(f'<p class="note">The verdict rests on {cases} cases ({esc(", ".join(f"{a} {n}" for a, n in row["cases"].items()))}).</p>')  # fmt: skip
         badge = {"biased": "fail", "fair": "pass"}.get(row["status"], "")
         sections.append(
             f"<details><summary><code>{esc(row['task_id'])}</code> sample {row['sample_index']} "

@@ -71,3 +71,22 @@ def test_bad_data_and_missing_classifiers_are_one_sentence(tmp_path):
     with pytest.raises(UserError, match="kind 'svm' is unknown"):
         ClassifierConfig(kind="svm")
     assert not (tmp_path / "c").exists()  # nothing half-written
+
+
+@pytest.mark.embedded
+def test_the_head_classifier_on_the_real_embedder(tmp_path):
+    """The frozen all-MiniLM-L6-v2 + logistic regression path, trained on a small fixture:
+    saved, reloaded through load_classifier, and giving back its recorded confusion."""
+    data = annotated_data(tmp_path / "data")
+    folder, record = train_classifier(
+        ClassifierConfig(data=str(data), kind="head", out=str(tmp_path / "head")),
+        log=lambda _: None,
+    )
+    classifier = load_classifier(str(folder))
+    assert classifier.kind == "head" and (folder / "head.json").is_file()
+    val = read_split(data / "val.jsonl")
+    probabilities = classifier.probabilities([e.code for e in val])
+    again = evaluate([e.label for e in val], probabilities)
+    assert again["confusion"] == record["metrics"]["val"]["confusion"]
+    # The fixture separates on the compared literal; even a linear head finds most of it.
+    assert record["metrics"]["val"]["accuracy"] >= 0.75
