@@ -329,3 +329,39 @@ def test_boi_report_command(problems, tmp_path, capsys):
 def test_rows_carry_catalogue_names_without_labels(problems):
     table = summarize_results(rows(problems, PASSES), problems, {"T=0.2": [1]}, bootstrap=0)
     assert [r["label"] for r in table["rows"]] == ["Original", "drop_examples", "drop_one"]
+
+
+def test_recode_robust_metrics_reach_markdown_and_html(problems, tmp_path):
+    """Every computed statistic reaches the reader: ReCode's robust pass / drop / relative@k
+    are in the JSON, the Markdown table and the HTML report, with the same numbers."""
+    paths = build_report(
+        rows(problems, PASSES), problems, {"T=0.2": [1]}, tmp_path, bootstrap=0, labels=LABELS
+    )
+    table = json.loads(paths.table_json.read_text())
+    row = next(r for r in table["rows"] if r["transform"] == "drop_one")
+    (c,) = [x for x in row["cells"] if x]
+    values = [c["robust_pass_at_k"], c["robust_drop_at_k"], c["robust_relative_at_k"]]
+    assert all(v is not None for v in values)
+    text = " / ".join(f"{100 * v:.1f}" for v in values)
+    assert f"| {row['label']} | {text} |" in paths.table_md.read_text()
+    page = paths.html.read_text()
+    assert "ReCode robust metrics" in page and f"<td>{text}</td>" in page
+
+
+def test_the_change_plot_uses_the_tables_sign(table, monkeypatch):
+    """The table shows a 33% loss as '-33.3%'; the plot must draw it below zero too."""
+    from benchmarks.report import _plots
+
+    drawn = {}
+    monkeypatch.setattr(
+        _plots, "bar_chart", lambda labels, series, ylabel, title: drawn.update(series=series)
+    )
+    indices = [i for i, c in enumerate(table["columns"]) if c["k"] == 1]
+    _plots.drop_figure(table, indices, "t")
+    rows = [r for r in table["rows"] if r["transform"] != "original"]
+    ((_, values, intervals),) = drawn["series"]
+    assert any(v < 0 for v in values if v is not None)  # the fixture loses problems somewhere
+    for row, value, (low, high) in zip(rows, values, intervals, strict=True):
+        cell = row["cells"][indices[0]]
+        assert value == pytest.approx(-100 * cell["relative_drop"])
+        assert low == pytest.approx(-100 * cell["drop_ci_high"]) and low <= value <= high

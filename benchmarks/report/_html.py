@@ -25,11 +25,13 @@ from benchmarks.report._data import (
 )
 from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, PromptDiff, Segment, diff_prompts
 from benchmarks.report._table import (
+    ROBUST_NOTE,
     column_groups,
     column_title,
     format_cell,
     format_percent,
     problems_counted,
+    robust_rows,
 )
 
 CSS = """
@@ -239,6 +241,21 @@ class _Page:
                     )
                 out.append(f"<td>{esc(problems_counted(row, indices))}</td></tr>")
             out.append("</table>")
+            robust = robust_rows(self.table, indices)
+            if robust:
+                out.append("<table><tr><th>ReCode robust metrics</th>")
+                out += [
+                    f"<th>{esc(column_title(self.table['columns'][i]))}: pass / drop / relative</th>"
+                    for i in indices
+                ]
+                out.append("</tr>")
+                for label, cells in robust:
+                    out.append(
+                        f"<tr><td>{esc(label)}</td>"
+                        + "".join(f"<td>{esc(c)}</td>" for c in cells)
+                        + "</tr>"
+                    )
+                out.append(f'</table><p class="note">{esc(ROBUST_NOTE)}</p>')
         out.append(
             '<p class="note">pass@k in percent. A transformation\'s value is the mean over the problems '
             "where it applies of the mean over its variants (Drop One: one variant per keyword). In "

@@ -247,8 +247,12 @@ def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) ->
     ]
     if not rows:
         return None
-    series = _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high")
-    return bar_chart([r["label"] for r in rows], series, "relative drop vs Original (%)", title)
+    # The table's sign convention: the change of pass@k relative to Original, negative = worse.
+    series = [
+        (name, [None if v is None else -v for v in values], [(None if h is None else -h, None if lo is None else -lo) for lo, h in intervals])
+        for name, values, intervals in _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high")
+    ]  # fmt: skip
+    return bar_chart([r["label"] for r in rows], series, "change vs Original (%)", title)
 
 
 def critic_figure(
@@ -307,15 +311,13 @@ def _passk_plot(context: PlotContext) -> Figure:
 
 @plot("relative_drop")
 def _drop_plot(context: PlotContext) -> Figure | None:
-    image = drop_figure(
-        context.table, context.indices, f"Relative drop vs Original: {context.name}"
-    )
+    image = drop_figure(context.table, context.indices, f"Change vs Original: {context.name}")
     if image is None:
         return None
     return Figure(
         image,
-        "Relative drop of pass@k vs Original on the same problems (positive = worse); "
-        "error bars: paired bootstrap interval.",
+        "Change of pass@k relative to Original on the same problems, as in the table "
+        "(negative = worse); error bars: paired bootstrap interval.",
     )
 
 

@@ -20,7 +20,9 @@ from benchmarks.report._data import NAME_ONLY, ORIGINAL, Run, TransformNames
 from benchmarks.robustness import (
     flip_table,
     paired_bootstrap_drop,
+    robust_drop_at_k,
     robust_pass_at_k,
+    robust_relative_at_k,
     transform_pass_at_k,
 )
 from benchmarks.stats import bootstrap_mean_interval, is_defined, mean
@@ -35,6 +37,8 @@ CELL_FIELDS = (
     "drop_ci_low",
     "drop_ci_high",
     "robust_pass_at_k",
+    "robust_drop_at_k",
+    "robust_relative_at_k",
 )
 
 
@@ -91,6 +95,8 @@ def _original_cell(
         "drop_ci_low": None,
         "drop_ci_high": None,
         "robust_pass_at_k": None,
+        "robust_drop_at_k": None,
+        "robust_relative_at_k": None,
     }
 
 
@@ -132,6 +138,8 @@ def _transform_cell(
         "drop_ci_low": drop["low"],
         "drop_ci_high": drop["high"],
         "robust_pass_at_k": robust_pass_at_k(original, variants, k) if same_n else None,
+        "robust_drop_at_k": robust_drop_at_k(original, variants, k) if same_n else None,
+        "robust_relative_at_k": robust_relative_at_k(original, variants, k) if same_n else None,
     }
 
 
@@ -293,6 +301,45 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+ROBUST_NOTE = (
+    "ReCode's worst case over a problem's variants, in percent: robust pass@k (sample i counts "
+    "only if it passes on every variant), robust drop@k (how much lower than pass@k on the same "
+    "problems) and robust relative@k (how often a sample's verdict changes under some variant, "
+    "either way, so up to 200). n/a where samples per variant differ."
+)
+
+
+def robust_rows(table: Mapping[str, Any], indices: Sequence[int]) -> list[tuple[str, list[str]]]:
+    """(row label, one 'RP / RD / RR' cell per column) for every transformation with data."""
+    out = []
+    for row in table["rows"]:
+        if row["transform"] == ORIGINAL or all(row["cells"][i] is None for i in indices):
+            continue
+        cells = []
+        for i in indices:
+            cell = row["cells"][i]
+            cells.append(
+                " / ".join(
+                    format_percent(cell.get(name)) if cell else "-"
+                    for name in ("robust_pass_at_k", "robust_drop_at_k", "robust_relative_at_k")
+                )
+            )
+        out.append((row["label"], cells))
+    return out
+
+
+def robust_table_markdown(table: Mapping[str, Any], indices: Sequence[int]) -> list[str]:
+    rows = robust_rows(table, indices)
+    if not rows:
+        return []
+    header = ["Method"] + [
+        f"{column_title(table['columns'][i])}: robust pass / drop / relative" for i in indices
+    ]
+    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += [f"| {_md_escape(label)} | " + " | ".join(cells) + " |" for label, cells in rows]
+    return [*lines, "", ROBUST_NOTE, ""]
+
+
 def format_table_markdown(table: Mapping[str, Any]) -> str:
     """The paper-style table(s), one per (dataset, model), and the name-only probe, as Markdown."""
     boot = table["bootstrap"]
@@ -312,6 +359,7 @@ def format_table_markdown(table: Mapping[str, Any]) -> str:
                 + f" | {problems_counted(row, indices)} |"
             )
         lines.append("")
+        lines += robust_table_markdown(table, indices)
     lines.append(
         "pass@k in percent (unbiased estimator); a transformation's value is the mean over the "
         "problems where it applies of the mean over its variants. In parentheses: the change "
