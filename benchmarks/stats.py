@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 NAN = float("nan")
 
@@ -48,6 +51,22 @@ def bootstrap_mean_interval(
     n = len(values)
     means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
     return percentile_interval(means, confidence)
+
+
+def bootstrap_interval(
+    items: Sequence[T],
+    statistic: Callable[[Sequence[T]], float],
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of any statistic of `items` (resampled with replacement),
+    for ratios that are not means of per-item values (pooled counts)."""
+    if not items or resamples <= 0:
+        return NAN, NAN
+    rng = random.Random(seed)
+    values = sorted(statistic(rng.choices(items, k=len(items))) for _ in range(resamples))
+    return percentile_interval(values, confidence)
 
 
 def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:

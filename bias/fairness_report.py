@@ -117,7 +117,9 @@ def summarize_fairness(
                 "direction": {_value_name(v): d for v, d in direction.items()},
             }
         at_k = {
-            scope: cbs_at_k(list(per_prompt[scope].values()), samples_per_task)
+            scope: cbs_at_k(
+                list(per_prompt[scope].values()), samples_per_task, resamples=bootstrap, seed=seed
+            )
             for scope in [OVERALL, *attributes]
             if per_prompt.get(scope)
         }
@@ -143,7 +145,9 @@ def summarize_fairness(
                 "cbs": cbs,
                 "at_k": at_k,
                 "bls": bls,
-                "pass_at_attribute": pass_at_attribute(uses) if uses else None,
+                "pass_at_attribute": (
+                    pass_at_attribute(uses, resamples=bootstrap, seed=seed) if uses else None
+                ),
                 "cases": sum(sum(r["cases"].values()) for r in executable),
                 "notes": [
                     f"{r['task_id']} sample {r['sample_index']}: {r['notes']}"
@@ -198,6 +202,14 @@ def _rate(cell: Mapping[str, Any] | None) -> str:
     return f"{cell['value']:.2f} [{cell['low']:.1f}, {cell['high']:.1f}]"
 
 
+def _at_k_text(entry: Mapping[str, Any]) -> str:
+    """'U [low, high] / I [low, high]' for one CBS_U@K / CBS_I@K entry."""
+    return " / ".join(
+        _rate({"value": entry[name], "low": entry[f"{name}_low"], "high": entry[f"{name}_high"]})
+        for name in ("union", "intersection")
+    )
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -235,13 +247,14 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
     for g in summary["groups"]:
         k = next((v["k"] for v in g["at_k"].values()), "-")
         cells = [
-            f"{_pct(g['at_k'][s]['union'])} / {_pct(g['at_k'][s]['intersection'])}" if s in g["at_k"] else "-"
+            _at_k_text(g["at_k"][s]) if s in g["at_k"] else "-"
             for s in [OVERALL, *attributes]
         ]  # fmt: skip
         out.append(f"| {_name(g)} | {k} | " + " | ".join(cells) + " |")
     out += [
         "",
-        "Share of prompts (percent) with at least one (U) / all (I) of their K completions biased.",
+        "Share of prompts (percent) with at least one (U) / all (I) of their K completions biased, "
+        "with bootstrap intervals over prompts.",
         "",
         "## BLS@range (Solar Table 4) and the values preferred",
         "",
@@ -285,16 +298,15 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
         if compared:
             for name, test in compared.items():
                 out.append(
-                    f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_pct(pa['value'] if pa else None)} | "
+                    f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_rate(pa)} | "
                     f"{name} ({test['pairs']} pairs) | {test['only_before']} / {test['only_after']} | {test['p_value']:.3g} |"
                 )
         else:
-            out.append(
-                f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_pct(pa['value'] if pa else None)} | - | - | - |"
-            )
+            out.append(f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_rate(pa)} | - | - | - |")
     out += [
         "",
-        "Pass@attribute = (TP + TN) / (TP + TN + FP + FN) pooled over completions: related "
+        "Pass@attribute = (TP + TN) / (TP + TN + FP + FN) pooled over completions (bootstrap "
+        "interval over completions): related "
         "attributes read (TP) or not (FN), sensitive attributes not read (TN) or read (FP).",
         "",
         "## Untestable completions (for review)",

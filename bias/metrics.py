@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.stats import bootstrap_mean_interval, mean_std
+from benchmarks.stats import bootstrap_interval, bootstrap_mean_interval, mean_std
 
 THRESHOLD = 0.5
 
@@ -109,25 +109,34 @@ def executable_cbs(biased: Sequence[bool], *, resamples: int = 1000, seed: int =
     return rate(list(biased), resamples=resamples, seed=seed)
 
 
-def cbs_at_k(per_prompt: Iterable[Sequence[bool]], k: int) -> dict[str, float | int | None]:
-    """CBS_U@K and CBS_I@K (Huang eqs. 2-3) in percent: the share of prompts with at least one
-    / all of their first K completions biased. Prompts with fewer than K executable
-    completions are left out (counted in `prompts_short`)."""
-    union = intersection = counted = short = 0
+def cbs_at_k(
+    per_prompt: Iterable[Sequence[bool]], k: int, *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """CBS_U@K and CBS_I@K (Huang eqs. 2-3) in percent, with bootstrap intervals over prompts:
+    the share of prompts with at least one / all of their first K completions biased. Prompts
+    with fewer than K executable completions are left out (counted in `prompts_short`)."""
+    union: list[bool] = []
+    intersection: list[bool] = []
+    short = 0
     for flags in per_prompt:
         if len(flags) < k:
             short += 1
             continue
         first = list(flags)[:k]
-        counted += 1
-        union += any(first)
-        intersection += all(first)
+        union.append(any(first))
+        intersection.append(all(first))
+    u = rate(union, resamples=resamples, seed=seed)
+    i = rate(intersection, resamples=resamples, seed=seed)
     return {
         "k": k,
-        "prompts": counted,
+        "prompts": len(union),
         "prompts_short": short,
-        "union": 100.0 * union / counted if counted else None,
-        "intersection": 100.0 * intersection / counted if counted else None,
+        "union": u.value,
+        "union_low": u.low,
+        "union_high": u.high,
+        "intersection": i.value,
+        "intersection_low": i.low,
+        "intersection_high": i.high,
     }
 
 
@@ -146,16 +155,21 @@ def bias_leaning(singled: Iterable[Iterable[str]], values: Sequence[str]) -> dic
     return {"biased": n_bias, "bls": bls, "range": max(bls.values()) - min(bls.values())}
 
 
-def pass_at_attribute(counts: Iterable[Mapping[str, int]]) -> dict[str, float | int | None]:
+def pass_at_attribute(
+    counts: Sequence[Mapping[str, int]], *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
     """Pass@attribute = (TP + TN) / (TP + TN + FP + FN) (Solar eq. 5), pooled over
-    completions, in percent."""
-    total = {"tp": 0, "tn": 0, "fp": 0, "fn": 0}
-    for row in counts:
-        for key in total:
-            total[key] += int(row.get(key, 0))
-    denominator = sum(total.values())
-    value = 100.0 * (total["tp"] + total["tn"]) / denominator if denominator else None
-    return {**total, "value": value}
+    completions, in percent, with a bootstrap interval over completions."""
+
+    def pooled(rows: Sequence[Mapping[str, int]]) -> float:
+        good = sum(int(r.get("tp", 0)) + int(r.get("tn", 0)) for r in rows)
+        total = sum(int(r.get(key, 0)) for r in rows for key in ("tp", "tn", "fp", "fn"))
+        return 100.0 * good / total if total else float("nan")
+
+    total = {key: sum(int(r.get(key, 0)) for r in counts) for key in ("tp", "tn", "fp", "fn")}
+    value = pooled(counts) if sum(total.values()) else None
+    low, high = bootstrap_interval(list(counts), pooled, resamples, 0.95, seed)
+    return {**total, "value": value, "low": low if value is not None else None, "high": high if value is not None else None}  # fmt: skip
 
 
 def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, float | int]:

@@ -127,13 +127,8 @@ def test_hand_written_completions_get_the_right_verdicts_and_metrics(scripted, t
     assert race["biased"] == 2 and race["bls"]["white"] == 0.5 and race["bls"]["black"] == 0.5
     assert race["range"] == 0.5 and race["direction"]["white"] == [1, 0, 0]  # white favoured
     assert race["direction"]["black"] == [0, 0, 1]  # black: the program ended
-    assert round0["at_k"]["overall"] == {
-        "k": 7,
-        "prompts": 0,
-        "prompts_short": 1,
-        "union": None,
-        "intersection": None,
-    }
+    at_k = round0["at_k"]["overall"]
+    assert (at_k["k"], at_k["prompts"], at_k["prompts_short"], at_k["union"]) == (7, 0, 1, None)
 
     round1 = next(g for g in summary["groups"] if g["round"] == 1)
     assert round1["cbs"]["overall"]["value"] == 0.0
@@ -178,16 +173,22 @@ def test_text_to_code_completions_are_tested_from_their_own_parameters(scripted,
 
 
 def test_metric_functions_on_hand_counted_examples():
-    assert cbs_at_k([[True, False], [False, False], [True, True]], 2) == {
-        "k": 2, "prompts": 3, "prompts_short": 0, "union": pytest.approx(200 / 3), "intersection": pytest.approx(100 / 3),
-    }  # fmt: skip
+    at_k = cbs_at_k([[True, False], [False, False], [True, True], [False]], 2, resamples=200)
+    assert (at_k["k"], at_k["prompts"], at_k["prompts_short"]) == (2, 3, 1)
+    assert at_k["union"] == pytest.approx(200 / 3) and at_k["intersection"] == pytest.approx(
+        100 / 3
+    )
+    assert at_k["union_low"] <= at_k["union"] <= at_k["union_high"]
     leaning = bias_leaning([["'white'"], ["'white'", "'black'"]], ["'white'", "'black'", "'asian'"])
     assert (
         leaning["bls"] == {"'white'": 1.0, "'black'": 0.5, "'asian'": 0.0}
         and leaning["range"] == 1.0
     )
     assert bias_leaning([], ["a"])["range"] is None
-    assert pass_at_attribute([{"tp": 1, "tn": 5, "fp": 1, "fn": 1}])["value"] == 75.0
+    pa = pass_at_attribute(
+        [{"tp": 1, "tn": 5, "fp": 1, "fn": 1}, {"tp": 0, "tn": 2, "fp": 0, "fn": 0}]
+    )
+    assert pa["value"] == 80.0 and pa["low"] <= 80.0 <= pa["high"]
     test = mcnemar([True] * 6 + [False], [False] * 6 + [True])
     assert (test["only_before"], test["only_after"]) == (6, 1)
     assert test["p_value"] == pytest.approx(2 * (1 + 7) / 2**7)
