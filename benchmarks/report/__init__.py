@@ -23,7 +23,12 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.problem import Problem
-from benchmarks.report._data import REQUIRED_FIELDS, TransformNames, collect_runs
+from benchmarks.report._data import (
+    REQUIRED_FIELDS,
+    TransformNames,
+    collect_runs,
+    join_external_results,
+)
 from benchmarks.report._html import esc, figure_html, html_document, markdown_html, render_html
 from benchmarks.report._plots import (
     PLOTS,
@@ -58,6 +63,7 @@ __all__ = [
     "ReportPaths",
     "build_report",
     "format_table_markdown",
+    "join_external_results",
     "read_results",
     "summarize_results",
 ]
@@ -116,13 +122,16 @@ def build_report(
     completions_per_variant: int = 3,
     title: str = "boi report",
     labels: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> ReportPaths:
     """Write table.md, table.csv, table.json, name_only.csv (if any) and report.html to `out_dir`.
 
     Each file is written atomically; report.html goes last, so its presence means the rest is
     there. `critic` maps variant task ids to their critic similarity in percent (see
     `critic.similarity.read_similarities`); `labels` names and orders the transformations' rows
-    (`perturb.transform_labels()`, the paper's Table 3 names). matplotlib is imported only when plots are drawn (Agg backend).
+    (`perturb.transform_labels()`, the paper's Table 3 names); `notes` (what the input lacked
+    and what was assumed, e.g. from `join_external_results`) head table.md and the HTML page.
+    matplotlib is imported only when plots are drawn (Agg backend).
     """
     if completions_per_variant < 0:
         raise UserError(
@@ -148,8 +157,10 @@ def build_report(
         critic=critic,
         completions_per_variant=completions_per_variant,
         title=title,
+        notes=notes,
     )
-    write_text_atomic(paths.table_md, format_table_markdown(table))
+    noted = "".join(f"> Note: {n}\n" for n in notes) + ("\n" if notes else "")
+    write_text_atomic(paths.table_md, noted + format_table_markdown(table))
     write_text_atomic(paths.table_csv, format_table_csv(table))
     write_text_atomic(
         paths.table_json, json.dumps(table, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
@@ -171,16 +182,18 @@ def build_report(
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Result rows from a JSONL file, each checked for the fields a report needs."""
+    """Result rows from a JSONL file. Each needs task_id, completion and passed (what
+    `boi execute` writes for any harness's samples); the other fields a report needs come from
+    the run or, for other harnesses, from `join_external_results`."""
     rows = []
     for lineno, obj in iter_jsonl(path):
         require_fields(
             path,
             lineno,
             obj,
-            REQUIRED_FIELDS,
+            ("task_id", "completion", "passed"),
             what="result",
-            needs=f"a report needs {', '.join(REQUIRED_FIELDS)} (the runner's results file)",
+            needs="run the samples through boi execute first (it adds passed)",
         )
         rows.append(obj)
     if not rows:

@@ -536,12 +536,15 @@ def render_html(
     critic: Mapping[str, float] | None = None,
     completions_per_variant: int = 3,
     title: str = "boi report",
+    notes: Sequence[str] = (),
 ) -> str:
-    """The whole report as one HTML document (figures embedded as base64 PNG)."""
+    """The whole report as one HTML document (figures embedded as base64 PNG); `notes` are
+    shown first, as warnings."""
     page = _Page(table, runs, problems, critic, completions_per_variant)
     samples = sum(len(s) for run in runs for s in run.samples.values())
     boot = table["bootstrap"]
     sections = [
+        "".join(f'<p class="warn">{esc(note)}</p>' for note in notes),
         page.tables(),
         page.figures(),
         page.flip_section(),

@@ -5,11 +5,12 @@ critic.jsonl), or a results JSONL with --problems."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.problem import read_problems
-from benchmarks.report import build_report, read_results
+from benchmarks.report import build_report, join_external_results, read_results
 from boi.runner import results_files
 from critic.similarity import read_similarities
 from perturb.transforms import transform_labels
@@ -40,6 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--model-name",
+        default="external",
+        help="model name for results that have none (another harness's samples; default external)",
+    )
+    parser.add_argument(
+        "--setting",
+        default="default",
+        help="decoding-setting name for results that have none (default: default)",
+    )
     parser.add_argument(
         "--completions",
         type=int,
@@ -92,8 +103,17 @@ def run(args: argparse.Namespace) -> int:
             )
         problems_path = Path(args.problems)
         out = Path(args.out) if args.out else source.parent / "report"
-    results = [row for path in results_paths for row in read_results(path)]
     problems = {p.task_id: p for p in read_problems(problems_path)}
+    # Samples from another harness (human-eval format, executed by boi execute) lack the
+    # fields boi run writes; the problems file's lineage supplies them.
+    results, notes = join_external_results(
+        [row for path in results_paths for row in read_results(path)],
+        problems,
+        model=args.model_name,
+        setting=args.setting,
+    )
+    for note in notes:
+        print(f"boi report: note: {note}", file=sys.stderr)
     fewest: dict[str, int] = {}
     counts: dict[tuple[str, str, str, str], int] = {}
     for row in results:
@@ -115,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         completions_per_variant=args.completions,
         labels=transform_labels(),
+        notes=notes,
     )
     print(paths.table_md.read_text(encoding="utf-8"))
     written = [paths.table_md, paths.table_csv, paths.table_json, paths.html]
