@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
-from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import from_mapping, load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
@@ -40,7 +40,7 @@ from benchmarks.problem import Problem
 from benchmarks.report import build_report
 from benchmarks.report import read_results as read_results_file
 from critic.annotate import annotate_file
-from critic.scoring import HFScorer, HFScorerConfig
+from critic.scoring import SCORERS, HFScorerConfig, load_scorer
 from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
@@ -110,10 +110,18 @@ class CriticSpec:
             "help": "score every variant with the LM critic and drop implausible ones before generation"
         },
     )
-    scorer: HFScorerConfig = field(
+    kind: str = field(
+        default="hf",
+        metadata={
+            "help": f"the critic scorer: {SCORERS.choices_help()} (hf: a local causal LM; "
+            "endpoint: an OpenAI-compatible server that echoes prompt log-probabilities)"
+        },
+    )
+    scorer: Any = field(
         default_factory=HFScorerConfig,
         metadata={
-            "help": "the critic's causal LM (model: HF id or path; None/embedded = SmolLM2-135M) and batching"
+            "help": "the scorer's config: hf {model (HF id, path; None/embedded = SmolLM2-135M), "
+            "batch_size, ...}; endpoint {url, model, batch_size, ...}"
         },
     )
     min_similarity: float = field(
@@ -129,6 +137,17 @@ class CriticSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "measure", canonical_measure(self.measure))
+        config_class = SCORERS.load(self.kind).Config
+        if isinstance(self.scorer, Mapping):
+            object.__setattr__(
+                self, "scorer", from_mapping(config_class, self.scorer, "critic.scorer")
+            )
+        elif not isinstance(self.scorer, config_class):
+            keys = ", ".join(f.name for f in dataclasses.fields(config_class))
+            raise UserError(
+                f"critic.kind is {self.kind!r}: give critic.scorer as a mapping of its keys "
+                f"({keys})."
+            )
 
 
 def _paper_settings() -> list[SettingSpec]:
@@ -305,7 +324,7 @@ def _critic_gate(
 ) -> tuple[list[Problem], dict[str, float]]:
     scored = [v for v in variants if v.transform != "name_only"]
     write_jsonl(out / "critic_input.jsonl", (v.to_json() for v in scored))
-    scorer = HFScorer(config.critic.scorer)
+    scorer = load_scorer(config.critic.kind, config.critic.scorer)
     gate = PlausibilityGate(
         min_similarity=config.critic.min_similarity, measure=config.critic.measure
     )

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from boi.cli import main
 from boi.runner import RunConfig, load_run_config, run_experiment
 
@@ -150,7 +151,6 @@ def test_config_typo_suggests_the_key(tmp_path, capsys):
 
 
 def test_k_above_n_is_refused():
-    from benchmarks.common.errors import UserError
 
     with pytest.raises(UserError, match="k=100 exceeds the 2 samples"):
         load_run_config(
@@ -176,3 +176,43 @@ def test_bundled_configs_load():
     paper = load_run_config(resolve_config_path("paper"), {})
     assert isinstance(demo, RunConfig) and demo.settings[0].decoding.chat
     assert [s.ks for s in paper.settings] == [(1,), (1, 100)] and len(paper.seeds) == 10
+
+
+def test_the_critic_gate_takes_an_endpoint_scorer(tiny_model_dir, tiny_embedder_patch, tmp_path):
+    """`critic.kind: endpoint` scores the variants through an OpenAI-compatible server (a
+    vLLM-like fake here) instead of a local model; every variant is sent, every one scored."""
+    import threading
+    from http.server import HTTPServer
+
+    from tests.test_critic_endpoint import _Handler
+
+    _Handler.mode, _Handler.requests, _Handler.failures_left = "ok", [], 0
+    httpd = HTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        critic = {
+            "enabled": True,
+            "kind": "endpoint",
+            "scorer": {"url": f"http://127.0.0.1:{httpd.server_port}/v1", "model": "m"},
+        }
+        data = config_dict(tiny_model_dir, tmp_path / "r", critic=critic)
+        data["datasets"] = [{"name": "humaneval", "task_ids": TASKS[:1]}]
+        outcome = run_experiment(load_run_config(None, data), log=lambda m: None)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    sent = {p for r in _Handler.requests for p in r["body"]["prompt"]}
+    critic_rows = read_jsonl(outcome.out_dir / "critic.jsonl")
+    assert critic_rows and all(
+        "similarity" in r["critic"] or r["critic"].get("original") for r in critic_rows
+    )
+    assert {r["prompt"] for r in critic_rows} <= sent
+    manifest = json.loads((outcome.out_dir / "manifest.json").read_text())
+    assert manifest["config"]["critic"]["kind"] == "endpoint"
+
+
+def test_an_endpoint_critic_without_its_keys_is_one_sentence(tmp_path):
+    with pytest.raises(
+        Exception, match=r"critic.kind is 'endpoint': give critic.scorer .*url, model"
+    ):
+        load_run_config(None, {"critic": {"enabled": True, "kind": "endpoint"}})
