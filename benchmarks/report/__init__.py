@@ -24,7 +24,6 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.problem import Problem
 from benchmarks.report._data import (
-    REQUIRED_FIELDS,
     TransformNames,
     collect_runs,
     join_external_results,
