@@ -35,10 +35,9 @@ from benchmarks.common.provenance import config_hash, run_record
 from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
-    DEFAULT_CHAT_INSTRUCTION,
-    HUMANEVAL_STOP,
     BackendSpec,
     DecodingConfig,
+    for_kind,
     generate_samples,
     load_backend,
 )
@@ -167,16 +166,11 @@ def _select(tasks: list[FairnessTask], config: FairnessRunConfig) -> list[Fairne
 
 
 def _decoding_for(task_kind: str, decoding: DecodingConfig) -> DecodingConfig:
-    """A text-to-code task is a whole program: keep the user's settings, but not HumanEval's
-    function-completion stops and instruction when those are the defaults."""
+    """A text-to-code task is a whole function written from a description: its stops and
+    instruction, where the user left HumanEval's defaults."""
     if task_kind != "function":
         return decoding
-    changes: dict[str, Any] = {}
-    if decoding.stop == HUMANEVAL_STOP:
-        changes["stop"] = FUNCTION_STOP
-    if decoding.chat_instruction == DEFAULT_CHAT_INSTRUCTION:
-        changes["chat_instruction"] = FUNCTION_CHAT_INSTRUCTION
-    return dataclasses.replace(decoding, **changes)
+    return for_kind(decoding, FUNCTION_STOP, FUNCTION_CHAT_INSTRUCTION)
 
 
 @dataclass

@@ -34,7 +34,15 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, run_record
 from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
-from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.generation import (
+    PROGRAM_CHAT_INSTRUCTION,
+    PROGRAM_STOP,
+    BackendSpec,
+    DecodingConfig,
+    for_kind,
+    generate_samples,
+    load_backend,
+)
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
 from benchmarks.report import build_report
@@ -353,7 +361,12 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
         with stage("critic", log, timings, "boi run"):
             variants, similarity = _critic_gate(config, out, variants, log)
     problems = {v.task_id: v for v in variants}
-    prompts = {v.task_id: v.prompt for v in variants}
+    # The record decides how a prompt is completed: a function body (HumanEval's stops and
+    # instruction) or a whole stdin/stdout program (no stops but the model's end, a program
+    # instruction); each kind is one generate call with its own decoding.
+    prompts_by_kind: dict[bool, dict[str, str]] = {}
+    for v in variants:
+        prompts_by_kind.setdefault(v.is_stdio, {})[v.task_id] = v.prompt
 
     results: list[dict[str, Any]] = []
     generation_totals: dict[str, int] = {
@@ -370,19 +383,30 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
         for setting in config.settings:
             samples = []
             for seed_index, seed in enumerate(config.seeds):
-                decoding = dataclasses.replace(setting.decoding, seed=seed)
-                with stage(
-                    f"generate {label} {setting.label} seed {seed}", log, timings, "boi run"
-                ):
-                    outcome = generate_samples(
-                        backend, prompts, decoding, out / "generations.jsonl"
+                base = dataclasses.replace(setting.decoding, seed=seed)
+                completions_by_id: dict[str, list[str]] = {}
+                for is_stdio, prompts in sorted(prompts_by_kind.items()):
+                    decoding = (
+                        for_kind(base, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION) if is_stdio else base
                     )
-                log(f"  {outcome.summary()}")
-                for key in generation_totals:
-                    generation_totals[key] += (
-                        len(outcome.empty) if key == "empty" else getattr(outcome, key)
-                    )
-                for task_id, completions in outcome.completions.items():
+                    kind = "programs" if is_stdio else "functions"
+                    with stage(
+                        f"generate {label} {setting.label} seed {seed} ({kind})",
+                        log,
+                        timings,
+                        "boi run",
+                    ):
+                        outcome = generate_samples(
+                            backend, prompts, decoding, out / "generations.jsonl"
+                        )
+                    log(f"  {outcome.summary()}")
+                    for key in generation_totals:
+                        generation_totals[key] += (
+                            len(outcome.empty) if key == "empty" else getattr(outcome, key)
+                        )
+                    completions_by_id.update(outcome.completions)
+                decoding = base
+                for task_id, completions in completions_by_id.items():
                     problem = problems[task_id]
                     for index, completion in enumerate(completions):
                         samples.append({

@@ -17,7 +17,10 @@ from benchmarks.generation._cache import GenerationCache, GenerationOutcome, gen
 from benchmarks.generation._decoding import (
     DEFAULT_CHAT_INSTRUCTION,
     HUMANEVAL_STOP,
+    PROGRAM_CHAT_INSTRUCTION,
+    PROGRAM_STOP,
     DecodingConfig,
+    for_kind,
     sample_seed,
 )
 from benchmarks.generation._postprocess import extract_function_body, postprocess, truncate_at_stop
@@ -27,6 +30,8 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_CHAT_INSTRUCTION",
     "HUMANEVAL_STOP",
+    "PROGRAM_CHAT_INSTRUCTION",
+    "PROGRAM_STOP",
     "Backend",
     "BackendBase",
     "BackendSpec",
@@ -37,6 +42,7 @@ __all__ = [
     "Request",
     "backend_class",
     "extract_function_body",
+    "for_kind",
     "generate_samples",
     "load_backend",
     "postprocess",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchmarks.common.errors import UserError
@@ -15,6 +15,15 @@ HUMANEVAL_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#")
 DEFAULT_CHAT_INSTRUCTION = (
     "Complete the following Python function. Reply with the whole function, including its "
     "signature, in one ```python code block."
+)
+
+# A whole program that reads stdin (CodeContests): `print(` and `if __name__` belong to it, so
+# it ends only where the model stops (or at max_new_tokens), and a chat model is asked for it.
+PROGRAM_STOP: tuple[str, ...] = ()
+PROGRAM_CHAT_INSTRUCTION = (
+    "Write a complete Python 3 program for the following problem. It reads the input from "
+    "standard input and prints the answer to standard output. Reply with the whole program in "
+    "one ```python code block."
 )
 
 # Sample j of a prompt gets seed base + j, where bases of different (seed, prompt) pairs are
@@ -110,6 +119,20 @@ class DecodingConfig:
             f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
             for f in fields(self)
         }
+
+
+def for_kind(
+    decoding: DecodingConfig, stop: tuple[str, ...], chat_instruction: str
+) -> DecodingConfig:
+    """`decoding` for prompts of another kind than HumanEval's function completion (a whole
+    program, a function written from a description): their stops and chat instruction, where
+    the user left HumanEval's defaults; settings the user chose are kept."""
+    changes: dict[str, Any] = {}
+    if decoding.stop == HUMANEVAL_STOP:
+        changes["stop"] = stop
+    if decoding.chat_instruction == DEFAULT_CHAT_INSTRUCTION:
+        changes["chat_instruction"] = chat_instruction
+    return replace(decoding, **changes) if changes else decoding
 
 
 def prompt_sha256(prompt: str) -> str:

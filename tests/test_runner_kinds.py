@@ -1,0 +1,97 @@
+"""`boi run` completes each prompt by its record's kind: a function body with HumanEval's stops,
+a whole stdin/stdout program (CodeContests) with none, so `print(` and `if __name__` stay in
+the program and a chat model is asked for a program."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from benchmarks.generation import (
+    BACKENDS,
+    HUMANEVAL_STOP,
+    PROGRAM_CHAT_INSTRUCTION,
+    BackendBase,
+    DecodingConfig,
+    Request,
+)
+from benchmarks.generation._postprocess import postprocess
+
+PROGRAM = "n = int(input())\nprint(n * 2)\n\nif __name__ == '__main__':\n    pass\n"
+
+
+class KindRecorder(BackendBase):
+    """Answers a function prompt with a body and a program prompt with a whole program, and
+    records the decoding each prompt was generated with."""
+
+    seen: dict[str, DecodingConfig] = {}
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self.identity = "kind-recorder"
+
+    def complete_many(
+        self, requests: Sequence[Request], decoding: DecodingConfig
+    ) -> Iterator[tuple[int, list[str]]]:
+        for position, request in enumerate(requests):
+            KindRecorder.seen[request.prompt] = decoding
+            program = "def " not in request.prompt
+            text = PROGRAM if program else "    return 0\n\ndef helper():\n    pass\n"
+            yield position, [text for _ in request.indices]
+
+
+@pytest.fixture
+def recorder():
+    BACKENDS.register("kind_recorder", f"{__name__}:KindRecorder")
+    KindRecorder.seen = {}
+    yield
+    BACKENDS.unregister("kind_recorder")
+
+
+def test_programs_and_functions_get_their_own_stops(
+    recorder, code_contests_path, tmp_path, monkeypatch
+):
+    import perturb.keywords as keywords
+    from boi.runner import load_run_config, run_experiment
+    from tests.keyword_helpers import tiny_embedder
+
+    monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
+    config = load_run_config(
+        None,
+        {
+            "out_dir": str(tmp_path / "run"),
+            "datasets": [
+                {"name": "humaneval", "task_ids": ["HumanEval/53"]},
+                {"name": "code_contests", "data": str(code_contests_path), "limit": 1},
+            ],
+            "transforms": ["original"],
+            "name_only_probe": False,
+            "models": [{"kind": "kind_recorder"}],
+            "settings": [{"label": "greedy", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+            "seeds": [0],
+            "bootstrap": 10,
+        },
+    )
+    outcome = run_experiment(config, log=lambda message: None)
+    decodings = list(KindRecorder.seen.items())
+    function = next(d for p, d in decodings if "def " in p)
+    program = next(d for p, d in decodings if "def " not in p)
+    assert function.stop == HUMANEVAL_STOP and program.stop == ()
+    assert program.chat_instruction == PROGRAM_CHAT_INSTRUCTION
+    results = [
+        json.loads(line)
+        for path in sorted((outcome.out_dir / "results").rglob("*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
+    by_dataset = {r["dataset"]: r for r in results}
+    assert by_dataset["code_contests"]["completion"] == PROGRAM  # not cut at "\nprint("
+    assert by_dataset["humaneval"]["completion"] == "    return 0\n"  # cut at "\ndef "
+
+
+def test_a_chat_reply_for_a_program_keeps_the_whole_program():
+    reply = "Here it is:\n```python\nimport sys\n\ndef main():\n    print(int(input()) * 2)\n\nmain()\n```"
+    prompt = '"""Read n and print 2n."""\n'
+    text = postprocess(reply, prompt, (), chat=True)
+    assert text.startswith("import sys\n\ndef main():") and "main()" in text
