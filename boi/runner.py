@@ -380,6 +380,8 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
         label = spec.label
         with stage(f"load {label}", log, timings, "boi run"):
             backend = load_backend(spec)
+            for note in backend.prepare(problems.values()):
+                log(f"  {note}")
         for setting in config.settings:
             samples = []
             for seed_index, seed in enumerate(config.seeds):

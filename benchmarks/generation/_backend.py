@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -63,6 +63,8 @@ class Backend(Protocol):
         self, prompt: str, decoding: DecodingConfig, indices: Sequence[int]
     ) -> list[str]: ...
 
+    def prepare(self, problems: Iterable[Any]) -> list[str]: ...
+
     def complete_many(
         self, requests: Sequence[Request], decoding: DecodingConfig
     ) -> Iterator[tuple[int, list[str]]]: ...
@@ -94,6 +96,11 @@ class BackendBase:
     def __init__(self, spec: Any) -> None:
         """`spec` is the `BackendSpec` naming this backend (its `options` are `Options`)."""
         self.spec = spec
+
+    def prepare(self, problems: Iterable[Any]) -> list[str]:
+        """Called with the problem records before generating; returns notes for the log. A
+        model needs none (the `reference` backend takes their solutions)."""
+        return []
 
     def complete(self, prompt: str, decoding: DecodingConfig, indices: Sequence[int]) -> list[str]:
         request = Request(prompt, prompt_sha256(prompt), tuple(indices))

@@ -32,6 +32,7 @@ BACKENDS: Registry[type[BackendBase]] = Registry(
         "hf": "benchmarks.generation._hf:HFBackend",
         "vllm": "benchmarks.generation._vllm:VLLMBackend",
         "openai": "benchmarks.generation._openai:OpenAIBackend",
+        "reference": "benchmarks.generation._reference:ReferenceBackend",
     },
 )
 

@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         action="append",
-        help="model to evaluate (HF id or path, or 'embedded'); repeatable; overrides models",
+        help="model to evaluate (HF id or path, 'embedded', or 'reference': each variant's own "
+        "solution, the harness check); repeatable; overrides models",
     )
     parser.add_argument(
         "--dataset",
@@ -36,7 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from_args(args, RunConfig)
     if args.model:
-        overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
+        overrides["models"] = [
+            {"kind": "reference"} if m == "reference" else {"kind": "hf", "model": m}
+            for m in args.model
+        ]
     if args.dataset:
         overrides["datasets"] = [
             {"name": d, "data": args.data if len(args.dataset) == 1 else None, "limit": args.limit}
