@@ -89,6 +89,8 @@ class BackendBase:
 
     Options: ClassVar[type] = NoOptions
     model_required: ClassVar[str] = ""
+    default_model: ClassVar[str] = "embedded"
+    """What `model: None` means in labels (the embedded model; '' for a backend with no model)."""
 
     identity: str = ""
     max_samples_per_call: int = 8

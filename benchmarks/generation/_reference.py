@@ -22,6 +22,7 @@ from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 
 class ReferenceBackend(BackendBase):
     Options = NoOptions
+    default_model = ""
     max_samples_per_call = 1 << 16
 
     def __init__(self, spec: Any) -> None:

@@ -138,8 +138,9 @@ class BackendSpec:
     @property
     def label(self) -> str:
         """A short name for tables and results paths: kind and the model's last path part."""
-        name = self.model or "embedded"
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.kind}-{Path(name).name or name}")
+        name = self.model or backend_class(self.kind).default_model
+        text = f"{self.kind}-{Path(name).name or name}" if name else self.kind
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
     def describe(self) -> dict[str, Any]:
         """The spec as JSON for run records (an API key's variable name, never its value)."""
