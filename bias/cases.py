@@ -27,13 +27,13 @@ import ast
 import itertools
 import json
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.problem import Problem
+from bias.suite import normalise_phrase
 from bias.tasks import Attribute, FairnessTask
 
 ENTRY_POINT = "boi_fairness_decide"
@@ -219,10 +219,6 @@ def attribute_use(task: FairnessTask, completion: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- text-to-code
 
 
-def _normalise(name: str) -> str:
-    return " ".join(re.sub(r"[_\-]+", " ", name.lower()).split())
-
-
 def _function(tree: ast.Module) -> ast.FunctionDef | None:
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     return functions[-1] if functions else None
@@ -231,9 +227,12 @@ def _function(tree: ast.Module) -> ast.FunctionDef | None:
 def _map_parameters(names: Sequence[str], protected: Sequence[Attribute]) -> dict[str, str]:
     mapping = {}
     for name in names:
-        plain = _normalise(name)
+        plain = normalise_phrase(name)
         for attribute in protected:
-            forms = {_normalise(attribute.name), *(_normalise(a) for a in attribute.aliases)}
+            forms = {
+                normalise_phrase(attribute.name),
+                *(normalise_phrase(a) for a in attribute.aliases),
+            }
             if plain in forms or any(f" {form} " in f" {plain} " for form in forms):
                 mapping[name] = attribute.name
                 break

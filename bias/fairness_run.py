@@ -303,7 +303,11 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
     loaded, issues = load_fairness_tasks(config.suite, config.data, config.attributes_file)
     tasks = _select(loaded, config)
     if not tasks:
-        raise UserError("no task to test: every task of the suite had a problem (see the log).")
+        raise UserError(
+            f"no task to test: {config.data or config.suite} holds no tasks."
+            if not issues
+            else "no task to test: every task of the suite had a problem (see the log)."
+        )
     mitigations = load_mitigations(config.mitigation_file)
     strategies = [mitigations.strategy(name) for name in config.mitigations]
     config_json = to_dict(config)
@@ -425,7 +429,11 @@ def _feedback_round(
     for row in biased:
         task = tasks[row["task_id"]]
         report = describe_failure(row["report"], row["biased_attributes"])
-        previous_code = task.prompt.rstrip().splitlines()[-1] + "\n" + row["completion"] if task.kind == "method" else row["completion"]  # fmt: skip
+        previous_code = (
+            task.signature_line() + "\n" + row["completion"]
+            if task.kind == "method"
+            else row["completion"]
+        )
         prompt_id = f"{row['task_id']}#{row['sample_index']}#round{round_number}"
         prompts[prompt_id] = feedback_prompt(task, strategy, mitigations, previous_code, report)
         keys[prompt_id] = row

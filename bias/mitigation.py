@@ -89,7 +89,8 @@ def feedback_prompt(
     code (as comments), then the task prompt to complete again."""
     text = strategy.text.replace("{protected}", mitigations.protected)
     request = mitigations.feedback.replace("{report}", report)
-    previous = "\n".join(f"#     {line}".rstrip() for line in previous_code.rstrip().splitlines())
+    code = textwrap.dedent(previous_code).rstrip()
+    previous = "\n".join(f"#     {line}".rstrip() for line in code.splitlines())
     return (
         (comment(text) if text.strip() else "")
         + comment(request)

@@ -84,6 +84,14 @@ class FairnessTask:
     class_name: str = ""
     method_name: str = ""
 
+    def signature_line(self) -> str:
+        """The method's `def` line as the prompt writes it (method tasks)."""
+        return next(
+            line
+            for line in self.prompt.splitlines()
+            if line.lstrip().startswith(f"def {self.method_name}(")
+        )
+
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)
 

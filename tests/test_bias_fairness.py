@@ -42,6 +42,7 @@ class ScriptedFairness(BackendBase):
     """Completions by sample index; a feedback prompt gets the fair completion."""
 
     calls = 0
+    feedback: list[str] = []
 
     def __init__(self, spec) -> None:
         self.spec = spec
@@ -56,6 +57,7 @@ class ScriptedFairness(BackendBase):
             method = "def qualified_for_financial_aid" in request.prompt
             table = METHODS if method else FUNCTIONS
             if "Previous code:" in request.prompt:
+                ScriptedFairness.feedback.append(request.prompt)
                 yield position, [table[0] for _ in request.indices]
             else:
                 yield position, [table[i % len(table)] for i in request.indices]
@@ -65,6 +67,7 @@ class ScriptedFairness(BackendBase):
 def scripted():
     BACKENDS.register("scripted_fairness", f"{__name__}:ScriptedFairness")
     ScriptedFairness.calls = 0
+    ScriptedFairness.feedback = []
     yield
     BACKENDS.unregister("scripted_fairness")
 
@@ -130,6 +133,13 @@ def test_hand_written_completions_get_the_right_verdicts_and_metrics(scripted, t
     at_k = round0["at_k"]["overall"]
     assert (at_k["k"], at_k["prompts"], at_k["prompts_short"], at_k["union"]) == (7, 0, 1, None)
 
+    # The feedback prompt shows the model its own method, signature first, and the failing case.
+    (race_feedback,) = [p for p in ScriptedFairness.feedback if "if self.race == 'white'" in p]
+    assert (
+        "#     def qualified_for_financial_aid(self) -> bool:\n#         if self.race"
+        in race_feedback
+    )
+    assert "race='white' gave True" in race_feedback
     round1 = next(g for g in summary["groups"] if g["round"] == 1)
     assert round1["cbs"]["overall"]["value"] == 0.0
     assert round1["compared"]["round 0"] == {

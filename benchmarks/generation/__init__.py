@@ -24,7 +24,13 @@ from benchmarks.generation._decoding import (
     sample_seed,
 )
 from benchmarks.generation._postprocess import extract_function_body, postprocess, truncate_at_stop
-from benchmarks.generation._spec import BACKENDS, BackendSpec, backend_class, load_backend
+from benchmarks.generation._spec import (
+    BACKENDS,
+    BackendSpec,
+    backend_class,
+    load_backend,
+    model_flag_specs,
+)
 
 __all__ = [
     "BACKENDS",
@@ -45,6 +51,7 @@ __all__ = [
     "for_kind",
     "generate_samples",
     "load_backend",
+    "model_flag_specs",
     "postprocess",
     "sample_seed",
     "truncate_at_stop",

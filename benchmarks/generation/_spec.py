@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,6 +145,17 @@ class BackendSpec:
     def describe(self) -> dict[str, Any]:
         """The spec as JSON for run records (an API key's variable name, never its value)."""
         return self.to_mapping()
+
+
+def model_flag_specs(names: Sequence[str]) -> list[dict[str, Any]]:
+    """Config entries for the commands' `--model NAME` flags: a backend kind whose backend takes
+    no model (`reference`) by its name, anything else a local `hf` model (HF id, folder,
+    'embedded')."""
+    return [
+        {"kind": name} if name in BACKENDS and not backend_class(name).default_model and not backend_class(name).model_required
+        else {"kind": "hf", "model": name}
+        for name in names
+    ]  # fmt: skip
 
 
 def load_backend(spec: BackendSpec) -> Backend:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.generation import model_flag_specs
 from bias.classifier import ClassifierConfig, metrics_table, train_classifier
 from bias.fairness_run import (
     FairnessRunConfig,
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bias_command == "run":
         overrides = overrides_from_args(args, BiasRunConfig)
         if args.model:
-            overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
+            overrides["models"] = model_flag_specs(args.model)
         config = load_bias_config(resolve_config_path(args.config), overrides)
         outcome = run_bias(config)
         print()
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bias_command == "test":
         overrides = overrides_from_args(args, FairnessRunConfig)
         if args.model:
-            overrides["models"] = [{"kind": "hf", "model": m} for m in args.model]
+            overrides["models"] = model_flag_specs(args.model)
         test_config = load_fairness_config(resolve_test_config(args.config), overrides)
         tested = run_fairness(test_config)
         print()

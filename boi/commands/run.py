@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
 from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
 
@@ -37,10 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from_args(args, RunConfig)
     if args.model:
-        overrides["models"] = [
-            {"kind": "reference"} if m == "reference" else {"kind": "hf", "model": m}
-            for m in args.model
-        ]
+        overrides["models"] = model_flag_specs(args.model)
     if args.dataset:
         overrides["datasets"] = [
             {"name": d, "data": args.data if len(args.dataset) == 1 else None, "limit": args.limit}
