@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,10 +80,7 @@ def summarize_fairness(
             per_prompt[OVERALL][row["task_id"]].append(row["status"] == "biased")
             for attribute in row["cases"]:
                 per_prompt[attribute][row["task_id"]].append(attribute in row["biased_attributes"])
-        samples_per_task = max(
-            (sum(1 for r in members if r["task_id"] == t) for t in {r["task_id"] for r in members}),
-            default=0,
-        )
+        samples_per_task = max(Counter(r["task_id"] for r in members).values(), default=0)
         bls: dict[str, Any] = {}
         for attribute in attributes:
             tested = [r for r in executable if attribute in r["cases"]]
