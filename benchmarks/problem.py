@@ -66,6 +66,27 @@ class StdioTest:
 
 
 @dataclass(frozen=True)
+class OutputJudge:
+    """How a stdin/stdout problem's output is compared with the expected one, as contest judges
+    do: whitespace-separated tokens; a token the expected output writes with a decimal point or
+    exponent matches any number within `float_tolerance` (absolute or relative); letters in any
+    case when the statement allows it. `several_answers` quotes the statement when it accepts
+    several correct outputs: those need a special judge, so a failure there may be a correct
+    program (the report says so)."""
+
+    float_tolerance: float = 1e-6
+    case_insensitive: bool = False
+    several_answers: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any] | None) -> OutputJudge:
+        return cls(**obj) if obj else cls()
+
+
+@dataclass(frozen=True)
 class LineageStep:
     """One transformation applied to a problem: what ran, with which parameters, what changed."""
 
@@ -137,6 +158,17 @@ class Problem:
     def is_stdio(self) -> bool:
         """True for stdin/stdout programs (no entry point; judged on `stdio_tests`)."""
         return self.entry_point is None
+
+    @property
+    def output_judge(self) -> OutputJudge:
+        """How this stdin/stdout problem's output is judged (defaults when the loader said nothing)."""
+        return OutputJudge.from_json(self.metadata.get("output_judge"))
+
+    @property
+    def time_limit_seconds(self) -> float | None:
+        """The problem's own time limit per test (contest problems), before machine scaling."""
+        limit = self.metadata.get("time_limit_seconds")
+        return float(limit) if limit else None
 
     @property
     def transform(self) -> str:

@@ -2,6 +2,7 @@ import re
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from benchmarks.loaders import load_benchmark
 from tests.helpers import run_programs
 
@@ -96,9 +97,57 @@ def test_code_contests_parquet_and_solutions(tmp_path, code_contests_path):
         row["private_tests"] = {"input": ["9\n"], "output": ["9\n"]}
     path = tmp_path / "cc.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
-    problems = load_benchmark("code_contests", path).problems
-    assert [p.canonical_solution for p in problems] == ["print(1)", None, None]
-    assert [t.split for t in problems[0].stdio_tests][-1] == "private"
+    loaded = load_benchmark("code_contests", path)
+    # Data that names its solutions keeps only problems with a Python 3 one (the paper's rule).
+    assert [p.canonical_solution for p in loaded.problems] == ["print(1)"]
+    assert [t.split for t in loaded.problems[0].stdio_tests][-1] == "private"
+    dropped = [(i.task_id, i.reason) for i in loaded.issues if i.dropped]
+    assert dropped == [
+        (f"CodeContests/{rows[1]['name']}", "no Python 3 solution"),
+        (f"CodeContests/{rows[2]['name']}", "no Python 3 solution"),
+    ]
+
+
+def test_code_contests_without_python3_solutions_says_so(tmp_path, code_contests_path):
+    import json
+
+    row = json.loads(code_contests_path.read_text().splitlines()[0])
+    row["solutions"] = {"language": [2], "solution": ["// c++"]}
+    path = tmp_path / "cc.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(UserError, match="none of its 1 problems has a Python 3 solution"):
+        load_benchmark("code_contests", path)
+
+
+def test_code_contests_judging_read_from_the_statement(code_contests):
+    by_name = {p.metadata["name"]: p for p in code_contests.problems}
+    table = by_name["361_A. Levko and Table"]
+    assert table.output_judge.several_answers == "Print any beautiful table"
+    assert table.time_limit_seconds == 1.0
+    assert by_name["263_B. Squares"].output_judge.several_answers
+    assert by_name["1030_B. Vasya and Cornfield"].output_judge.case_insensitive
+    assert not by_name["732_A. Buy a Shovel"].output_judge.case_insensitive
+    assert by_name["596_B. Wilbur and Array"].time_limit_seconds == 2.0
+    marked = sorted(
+        p.metadata["name"] for p in code_contests.problems if p.output_judge.several_answers
+    )
+    assert marked == ["1526_A. Mean Inequality", "263_B. Squares", "361_A. Levko and Table"]
+    reported = sorted(i.task_id for i in code_contests.issues if "several answers" in i.reason)
+    assert reported == [f"CodeContests/{name}" for name in marked]
+
+
+@pytest.mark.parametrize(
+    ("statement", "tolerance"),
+    [
+        ("Your answer is correct if its absolute or relative error does not exceed 10^{-6}.", 1e-6),
+        ("The relative error must not exceed 10^-9.", 1e-9),
+        ("Print the answer.", 1e-6),
+    ],
+)
+def test_code_contests_float_tolerance(statement, tolerance):
+    from benchmarks.loaders.code_contests import output_judge
+
+    assert output_judge(statement).float_tolerance == pytest.approx(tolerance)
 
 
 def test_humaneval_format_jsonl(tmp_path, humaneval):

@@ -196,3 +196,29 @@ def _parent_is_dead_harness(pid: int, harness_pid: int) -> bool:
     except OSError:
         return False
     return f'"harness_pid": {harness_pid}'.encode() in cmdline
+
+
+def test_contest_problem_runs_under_its_own_time_limit(tmp_path):
+    """A problem's own time limit (scaled by the calibration) replaces the generic timeout."""
+    from benchmarks.execution import ExecutionConfig, execute_samples
+    from benchmarks.problem import StdioTest
+
+    def contest(task_id: str, limit: float | None) -> Problem:
+        return Problem(
+            task_id=task_id,
+            benchmark="code_contests",
+            prompt='"""Echo."""\n',
+            entry_point=None,
+            stdio_tests=(StdioTest("5\n", "5\n"),),
+            metadata={"time_limit_seconds": limit},
+        )
+
+    problems = [contest("tight", 0.5), contest("generic", None)]
+    slow = "import time\ntime.sleep(1.2)\nprint(input())\n"
+    samples = [{"task_id": p.task_id, "completion": slow} for p in problems]
+    config = ExecutionConfig(timeout=5.0, calibrate=False, reference_timing=False, workers=1)
+    report = execute_samples(problems, samples, config, tmp_path / "results.jsonl")
+    results = {r["task_id"]: r for r in report.results}
+    assert results["tight"]["result"] == "timed out on test 0"
+    assert results["generic"]["passed"]
+    assert report.summary["limits"]["task_timeouts"] == {"tight": 0.5}

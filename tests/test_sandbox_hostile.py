@@ -380,6 +380,35 @@ def test_stdio_program_gets_input_and_is_compared_loosely(pool):
     )
 
 
+def test_stdio_output_judged_as_the_statement_says(pool):
+    from benchmarks.problem import OutputJudge
+
+    def contest(judge: OutputJudge, expected: str) -> Problem:
+        return Problem(
+            task_id="t/judge",
+            benchmark="test",
+            prompt='"""Answer."""\n',
+            entry_point=None,
+            stdio_tests=(StdioTest("", expected),),
+            metadata={"output_judge": judge.to_json()},
+        )
+
+    floats = contest(OutputJudge(float_tolerance=1e-6), "0.3333333333 YES\n")
+    assert judge(pool, "print(1/3, 'YES')\n", floats)["status"] == "passed"
+    assert judge(pool, "print('0.33334 YES')\n", floats)["status"] == "failed"
+    # Case matters unless the statement says otherwise.
+    assert judge(pool, "print(1/3, 'yes')\n", floats)["status"] == "failed"
+    any_case = contest(OutputJudge(case_insensitive=True), "YES 7\n")
+    assert judge(pool, "print('yEs 7')\n", any_case)["status"] == "passed"
+    # An integer answer is compared exactly: 7.0000001 is not 7.
+    assert judge(pool, "print('yes 7.0000001')\n", any_case)["status"] == "failed"
+    assert judge(pool, "print('yes 7 8')\n", any_case)["status"] == "failed"
+    several = contest(OutputJudge(several_answers="print any of them"), "1 2\n")
+    outcome = judge(pool, "print('2 1')\n", several)
+    assert outcome["status"] == "failed"
+    assert "accepts several answers" in outcome["result"]
+
+
 def test_weak_isolation_is_refused_without_opt_in():
     from benchmarks.common.errors import UserError
 

@@ -67,6 +67,13 @@ class ExecutionConfig:
     reference_multiplier: float = field(
         default=10.0, metadata={"help": "timeout floor as a multiple of the reference's time"}
     )
+    time_limit_multiplier: float = field(
+        default=1.0,
+        metadata={
+            "help": "contest problems (CodeContests): each problem's own time limit per test, "
+            "times this, replaces `timeout` (still scaled by the calibration)"
+        },
+    )
     max_timeout: float = field(
         default=60.0, metadata={"help": "upper bound on any calibrated timeout (seconds)"}
     )
@@ -131,6 +138,7 @@ class ExecutionConfig:
         positive = {
             "timeout": self.timeout,
             "reference_multiplier": self.reference_multiplier,
+            "time_limit_multiplier": self.time_limit_multiplier,
             "max_timeout": self.max_timeout,
             "memory_mb": self.memory_mb,
             "processes": self.processes,

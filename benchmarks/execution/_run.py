@@ -122,6 +122,7 @@ def _job(
             "mode": "stdio",
             "program": problem.program(completion),
             "tests": [[t.input, t.output] for t in problem.stdio_tests],
+            "judge": problem.output_judge.to_json(),
             "timeout": timeout,
         }
     if not separate:
@@ -193,16 +194,28 @@ def _calibrate(
                 reference_seconds[outcome["id"]] = outcome["run_seconds"]
             else:
                 reference_failures[outcome["id"]] = outcome["result"]
-    timeouts = {
-        task_id: round(min(config.max_timeout, max(base, config.reference_multiplier * seconds)), 3)
-        for task_id, seconds in reference_seconds.items()
-        if config.reference_multiplier * seconds > base
-    }
+    timeouts = {}
+    for task_id in sorted(set(task_ids)):
+        # A contest problem's own time limit replaces the generic base (both scaled by this
+        # machine's speed); the reference's time stays a floor, so a correct program is never
+        # cut short on a slow machine.
+        own_limit = problems[task_id].time_limit_seconds
+        floor = (
+            min(config.max_timeout, own_limit * config.time_limit_multiplier * speed)
+            if own_limit
+            else base
+        )
+        seconds = reference_seconds.get(task_id)
+        if seconds is not None:
+            floor = max(floor, config.reference_multiplier * seconds)
+        if floor != base:
+            timeouts[task_id] = round(min(config.max_timeout, floor), 3)
     return {
         "base_timeout": config.timeout,
         "speed_factor": round(speed, 3),
         "calibrated_timeout": round(base, 3),
         "reference_multiplier": config.reference_multiplier,
+        "time_limit_multiplier": config.time_limit_multiplier,
         "max_timeout": config.max_timeout,
         "task_timeouts": timeouts,
         "reference_seconds": {k: round(v, 4) for k, v in sorted(reference_seconds.items())},

@@ -444,10 +444,17 @@ class Zygote:
                 outcome = self.run_once(job, stdin.encode("utf-8", "surrogateescape"), timeout)
                 slowest = max(slowest, outcome.get("run_seconds", 0.0))
                 stdout = outcome.pop("stdout", "")
-                if outcome["status"] == "passed" and not _same_output(stdout, expected):
+                judge = job.get("judge") or {}
+                if outcome["status"] == "passed" and not _same_output(stdout, expected, judge):
+                    several = judge.get("several_answers")
                     outcome = {
                         "status": "failed",
-                        "result": f"failed: wrong answer on test {index}",
+                        "result": f"failed: wrong answer on test {index}"
+                        + (
+                            " (the problem accepts several answers; compared with one of them)"
+                            if several
+                            else ""
+                        ),
                     }
                 if outcome["status"] == "timed out":
                     outcome["result"] = f"timed out on test {index}"
@@ -1293,9 +1300,37 @@ def _clear_dir(root: str) -> None:
             pass
 
 
-def _same_output(actual: str, expected: str) -> bool:
-    """Whitespace-tolerant comparison, as CodeContests judges do: equal token sequences."""
-    return actual.split() == expected.split()
+def _same_output(actual: str, expected: str, judge: dict) -> bool:
+    """The contest comparison (`benchmarks.problem.OutputJudge`): equal whitespace-separated
+    token sequences, where a token written as a decimal number matches within the tolerance
+    (absolute or relative) and letters may differ in case when the statement allows it."""
+    got, want = actual.split(), expected.split()
+    if len(got) != len(want):
+        return False
+    tolerance = float(judge.get("float_tolerance", 1e-6))
+    any_case = bool(judge.get("case_insensitive", False))
+    for a, b in zip(got, want, strict=True):
+        if a == b or (any_case and a.lower() == b.lower()):
+            continue
+        # Only an expected token with a fraction or exponent is a real number: an integer
+        # answer must match exactly, as judges compare it.
+        if not any(c in b for c in ".eE") or not _is_number(b):
+            return False
+        try:
+            x, y = float(a), float(b)
+        except ValueError:
+            return False
+        if not abs(x - y) <= tolerance * max(1.0, abs(y)):
+            return False
+    return True
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return token.lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
 
 
 def _send(fd: int, obj: dict) -> None:

@@ -136,6 +136,8 @@ def build_report(
         raise UserError(
             f"completions_per_variant {completions_per_variant} is negative; use 0 to hide completions."
         )
+    results = list(results)
+    notes = [*notes, *judging_notes(results, problems)]
     runs = collect_runs(results, problems, TransformNames(labels or {}))
     table = jsonable(
         summarize_runs(runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence)
@@ -178,6 +180,27 @@ def build_report(
             # Temporary files are created private; a report is meant to be shared.
             path.chmod(0o644)
     return paths
+
+
+def judging_notes(
+    results: Sequence[Mapping[str, Any]], problems: Mapping[str, Problem]
+) -> list[str]:
+    """What a reader must know about how outputs were judged: problems that accept several
+    answers were compared with one expected output, so their failures may be correct programs."""
+    failed: dict[str, int] = {}
+    for row in results:
+        problem = problems.get(row.get("task_id", ""))
+        if problem is not None and problem.is_stdio and problem.output_judge.several_answers:
+            failed.setdefault(problem.source_task_id, 0)
+            failed[problem.source_task_id] += not row.get("passed")
+    if not failed:
+        return []
+    listed = ", ".join(f"{task} ({n} failed)" for task, n in sorted(failed.items()))
+    return [
+        f"{len(failed)} problem(s) accept several correct outputs and have no special judge "
+        f"here, so they were compared with the expected output only; a failure on them may be "
+        f"a correct program: {listed}."
+    ]
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
