@@ -2,29 +2,33 @@
 
 `compare_models` evaluates the model before fine-tuning and the two fine-tuned ones (NA, A)
 under the transformation catalogue through the experiment runner (`boi run`, its YAML config
-for datasets, settings and seeds), then `format_table4` lays out pass@k per transformation.
+for datasets, settings and seeds), so any backend the runner knows can stand in each role: an
+HF id, a local folder, `embedded`, or a backend mapping such as an OpenAI-compatible server.
+Its numbers are the run's own Table 3 (`benchmarks.report`: per problem the mean over its
+variants, then the mean over problems), laid out per dataset and setting by `format_table4`.
 It lives in `boi/` because it orchestrates the stages (the runner); `finetune/` only builds data
 and trains (`boi finetune compare`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.config import parse_yaml_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import resolve_model
-from benchmarks.passk import mean_pass_at_k
-from boi.runner import (
-    load_run_config,
-    read_results,
-    resolve_config_path,
-    run_experiment,
-)
+from benchmarks.generation import BackendSpec, model_flag_specs
+from boi.runner import load_run_config, resolve_config_path, run_experiment
 
 MODELS = ("before", "NA", "A")
+MODEL_HELP = (
+    "an HF id, a local folder, 'embedded', or a backend mapping in YAML/JSON, e.g. "
+    "'{kind: openai, model: NAME, base_url: http://host:8000/v1}'"
+)
 
 
 def format_table4(
@@ -63,61 +67,81 @@ def format_table4(
 
 
 def table4_scores(
-    results: Sequence[Mapping[str, Any]], labels: Mapping[str, str], ks: Sequence[int], setting: str
+    table: Mapping[str, Any], roles: Mapping[str, str], dataset: str, setting: str
 ) -> dict[str, dict[str, dict[int, float]]]:
-    """pass@k per model (before / NA / A) and transformation from executed samples.
+    """pass@k per role (before / NA / A) and transformation row label, read from a Table 3
+    JSON (`summarize_results` / the run's `report/table.json`) for one dataset and setting.
 
-    `results` are `boi run` rows (model, setting, transform, task_id, passed); `labels` maps the
-    runner's model label to before / NA / A.
+    `roles` maps the runner's model label to before / NA / A; cells without data are left out.
     """
-    outcomes: dict[tuple[str, str], dict[str, list[bool]]] = {}
-    for row in results:
-        if row["setting"] != setting or row["model"] not in labels:
-            continue
-        key = (labels[row["model"]], row["transform"])
-        outcomes.setdefault(key, {}).setdefault(row["task_id"], []).append(bool(row["passed"]))
     scores: dict[str, dict[str, dict[int, float]]] = {m: {} for m in MODELS}
-    for (model, transform), by_task in outcomes.items():
-        means = mean_pass_at_k(by_task, ks)
-        scores[model][transform] = {k: means[f"pass@{k}"] for k in ks if f"pass@{k}" in means}
+    for index, column in enumerate(table["columns"]):
+        role = roles.get(column["model"])
+        if role is None or column["dataset"] != dataset or column["setting"] != setting:
+            continue
+        for row in table["rows"]:
+            cell = row["cells"][index]
+            if cell is not None and cell.get("pass_at_k") is not None:
+                scores[role].setdefault(row["label"], {})[column["k"]] = cell["pass_at_k"]
     return scores
 
 
-def compare_models(before: str, na: str, a: str, config: str | None, out: str) -> str:
-    """Evaluate the three models under the catalogue with `boi run`; Table 4 per setting.
+def role_spec(role: str, value: str, links: Path) -> dict[str, Any]:
+    """The backend config entry for one role. A local folder is linked as `links/ROLE`, so its
+    label (`hf-NA`) says which role it plays even when every checkpoint folder has the same name."""
+    text = value.strip()
+    if text.startswith("{"):
+        mapping = parse_yaml_mapping(text, f"--{role.lower()}")
+        try:  # checked here, so the message names the flag
+            BackendSpec.from_mapping(mapping, where=f"--{role.lower()}")
+        except UserError as err:
+            raise UserError(f"--{role.lower()}: {err}") from None
+        return mapping
+    (spec,) = model_flag_specs([text])
+    folder = Path(resolve_model(text)) if spec.get("kind") == "hf" else None
+    if folder is None or not folder.is_dir():
+        return spec  # an HF id (or a backend kind without a model): loaded by the runner
+    if not (folder / "config.json").is_file():
+        raise UserError(
+            f"--{role.lower()} {value}: the folder has no config.json; pass a model folder."
+        )
+    target, link = folder.resolve(), links / role
+    if link.is_symlink() and link.resolve() != target:
+        raise UserError(
+            f"{links.parent} compares other models ({role} was {link.resolve()}); choose another --out."
+        )
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+    return {**spec, "model": str(link)}
 
-    The runner labels models by folder name, so the three models are linked under
-    `out/models/{before,NA,A}` and the run itself goes to `out/run` (resumable like any run).
-    """
+
+def compare_models(before: str, na: str, a: str, config: str | None, out: str) -> str:
+    """Evaluate the three models under the catalogue with `boi run`; Table 4 per dataset and
+    setting, written to `out/table4.md` and `out/table4.json`. The run itself goes to `out/run`
+    (resumable like any run, its full report in `out/run/report`)."""
     out_dir = Path(out)
-    links = out_dir / "models"
-    links.mkdir(parents=True, exist_ok=True)
-    specs = []
-    for name, model in zip(MODELS, (before, na, a), strict=True):
-        target = Path(resolve_model(model)).resolve()
-        if not (target / "config.json").is_file():
-            raise UserError(
-                f"{model} ({name}) is not a local model folder with config.json; pass one."
-            )
-        link = links / name
-        if link.is_symlink() and link.resolve() != target:
-            raise UserError(
-                f"{out_dir} compares other models ({name} was {link.resolve()}); choose another --out."
-            )
-        if not link.is_symlink():
-            link.symlink_to(target, target_is_directory=True)
-        specs.append({"kind": "hf", "model": str(link)})
+    specs = [
+        role_spec(role, value, out_dir / "models")
+        for role, value in zip(MODELS, (before, na, a), strict=True)
+    ]
     run_config = load_run_config(
         resolve_config_path(config or "demo"), {"models": specs, "out_dir": str(out_dir / "run")}
     )
     outcome = run_experiment(run_config)
-    labels = {spec.label: name for spec, name in zip(run_config.models, MODELS, strict=True)}
-    results = read_results(out_dir / "run")
-    transforms = [t for t in run_config.transforms if any(r["transform"] == t for r in results)]
-    sections = []
-    for setting in run_config.settings:
-        scores = table4_scores(results, labels, setting.ks, setting.label)
-        sections.append(f"### {setting.label}\n\n" + format_table4(scores, transforms, setting.ks))
+    roles = {spec.label: role for spec, role in zip(run_config.models, MODELS, strict=True)}
+    table = json.loads((out_dir / "run" / "report" / "table.json").read_text(encoding="utf-8"))
+    labels = [row["label"] for row in table["rows"]]
+    sections, scores_json = [], []
+    for dataset in dict.fromkeys(c["dataset"] for c in table["columns"]):
+        for setting in run_config.settings:
+            scores = table4_scores(table, roles, dataset, setting.label)
+            sections.append(
+                f"### {dataset} / {setting.label}\n\n" + format_table4(scores, labels, setting.ks)
+            )
+            scores_json.append({"dataset": dataset, "setting": setting.label, "scores": scores})
     text = "\n\n".join(sections)
     write_text_atomic(out_dir / "table4.md", text + "\n")
+    record = {"roles": {role: label for label, role in roles.items()}, "tables": scores_json}
+    write_text_atomic(out_dir / "table4.json", json.dumps(record, indent=1) + "\n")
     return f"{text}\n\n{outcome.summary_line}\ntable: {out_dir / 'table4.md'}"

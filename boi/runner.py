@@ -224,6 +224,13 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         bind_transforms(self.transforms, self.transform_params, self.anonymous_name)
+        if "original" not in self.transforms:
+            # Caught here, not after generating everything: the report measures every drop
+            # against Original on the same problems.
+            raise UserError(
+                f"transforms {list(self.transforms)} lack 'original'; add it, drops are measured "
+                "against it."
+            )
         if not self.datasets or not self.models or not self.settings or not self.seeds:
             raise UserError("the run needs at least one dataset, model, setting and seed.")
         labels = [s.label for s in self.settings]
@@ -231,6 +238,15 @@ class RunConfig:
             raise UserError(f"settings labels {labels} repeat; give each setting its own label.")
         if len(set(self.seeds)) != len(self.seeds):
             raise UserError(f"seeds {list(self.seeds)} repeat; list each once.")
+        # Results, caches and table columns are keyed by the model's label: two models under
+        # one label would mix their samples.
+        model_labels = [m.label for m in self.models]
+        repeated = sorted({label for label in model_labels if model_labels.count(label) > 1})
+        if repeated:
+            raise UserError(
+                f"models share the label {repeated[0]!r}; give each model a distinct name or "
+                "folder (the label is the backend kind and the model's last path part)."
+            )
         for setting in self.settings:
             n = setting.decoding.n * len(self.seeds)
             too_big = [k for k in setting.ks if k > n]

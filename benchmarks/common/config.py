@@ -112,6 +112,21 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
         raise UserError(f"{where}: {err}.") from None
 
 
+def parse_yaml_mapping(text: str, where: str) -> dict[str, Any]:
+    """A YAML (or JSON) mapping given inline, e.g. as a flag's value; `where` names the flag."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise UserError(
+            f"{where}: {text!r} is not valid YAML ({getattr(err, 'problem', err)}); fix the syntax."
+        ) from None
+    if not isinstance(loaded, Mapping):
+        raise UserError(f"{where}: {text!r} is not a mapping such as '{{kind: hf, model: NAME}}'.")
+    return dict(loaded)
+
+
 def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A YAML mapping from a file, with a clear error for a missing or malformed file."""
     import yaml

@@ -9,7 +9,7 @@ import argparse
 
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.loaders import DATASETS
-from boi.compare import compare_models
+from boi.compare import MODEL_HELP, compare_models
 from finetune.build import build_data
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
 from finetune.train import training_function
@@ -75,12 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare = sub.add_parser(
         "compare",
         help="evaluate before / NA / A models under the catalogue (paper Table 4)",
-        description="Runs `boi run` on the three models (linked as before/NA/A under OUT/models, "
-        "the run in OUT/run, resumable) and prints Table 4 per decoding setting.",
+        description="Runs `boi run` on the three models (any backend: HF id, local folder, "
+        "'embedded' or a backend mapping such as an OpenAI-compatible server; local folders are "
+        "linked as before/NA/A under OUT/models; the run in OUT/run, resumable) and prints "
+        "Table 4 per dataset and decoding setting (the run's Table 3 numbers).",
     )
-    compare.add_argument("--before", default="embedded", help="the model before fine-tuning")
-    compare.add_argument("--na", required=True, help="model folder fine-tuned without augmentation")
-    compare.add_argument("--a", required=True, help="model folder fine-tuned with augmentation")
+    compare.add_argument(
+        "--before", default="embedded", help=f"the model before fine-tuning: {MODEL_HELP}"
+    )
+    compare.add_argument("--na", required=True, help="the model fine-tuned without augmentation")
+    compare.add_argument("--a", required=True, help="the model fine-tuned with augmentation")
     compare.add_argument(
         "--config",
         help="boi run config: datasets, transforms, settings (ks), seeds; a path or demo / paper "
