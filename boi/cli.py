@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "execute": ("boi.commands.execute", "run samples in a sandbox; results + pass@k (resumable)"),
     "finetune": ("boi.commands.finetune", "augmented fine-tuning: build-data, train, compare"),
     "report": ("boi.commands.report", "Table 3 (md/csv/json) + static HTML report from results"),
+    "analyze": (
+        "boi.commands.analyze",
+        "why did it fail: copy search, attention per block, hint audit, minimal flipping perturbation",
+    ),
     "bias": (
         "boi.commands.bias",
         "social bias in generated code: judgmental-modifier prompts, CBS/UFS/SD",

@@ -47,6 +47,7 @@ from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
 from benchmarks.report import build_report
 from benchmarks.report import read_results as read_results_file
+from boi.analysis import report_sections
 from critic.annotate import annotate_file
 from critic.scoring import SCORERS, HFScorerConfig, load_scorer
 from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
@@ -460,6 +461,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             seed=config.perturb_seed,
             title=f"boi run {out.name}",
             labels=transform_labels(),
+            sections=report_sections(out),
         )
         table = Path(paths.table_md).read_text(encoding="utf-8")
     manifest.update(

@@ -108,6 +108,16 @@ def summarize_results(
     return jsonable(table)
 
 
+@dataclass(frozen=True)
+class ReportSection:
+    """A section added to a report page by a later stage (`boi analyze`): its anchor, its
+    navigation title and its HTML, built with this package's primitives (every text escaped)."""
+
+    anchor: str
+    title: str
+    html: str
+
+
 def build_report(
     results: Iterable[Mapping[str, Any]],
     problems: Mapping[str, Problem],
@@ -122,6 +132,7 @@ def build_report(
     title: str = "boi report",
     labels: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
+    sections: Sequence[ReportSection] = (),
 ) -> ReportPaths:
     """Write table.md, table.csv, table.json, name_only.csv (if any) and report.html to `out_dir`.
 
@@ -129,7 +140,8 @@ def build_report(
     there. `critic` maps variant task ids to their critic similarity in percent (see
     `critic.similarity.read_similarities`); `labels` names and orders the transformations' rows
     (`perturb.transform_labels()`, the paper's Table 3 names); `notes` (what the input lacked
-    and what was assumed, e.g. from `join_external_results`) head table.md and the HTML page.
+    and what was assumed, e.g. from `join_external_results`) head table.md and the HTML page;
+    `sections` (the analyses of a run directory) follow the HTML page's own sections.
     matplotlib is imported only when plots are drawn (Agg backend).
     """
     if completions_per_variant < 0:
@@ -159,6 +171,7 @@ def build_report(
         completions_per_variant=completions_per_variant,
         title=title,
         notes=notes,
+        extra_sections=[(s.anchor, s.title, s.html) for s in sections],
     )
     noted = "".join(f"> Note: {n}\n" for n in notes) + ("\n" if notes else "")
     write_text_atomic(paths.table_md, noted + format_table_markdown(table))

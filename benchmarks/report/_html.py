@@ -537,9 +537,10 @@ def render_html(
     completions_per_variant: int = 3,
     title: str = "boi report",
     notes: Sequence[str] = (),
+    extra_sections: Sequence[tuple[str, str, str]] = (),
 ) -> str:
     """The whole report as one HTML document (figures embedded as base64 PNG); `notes` are
-    shown first, as warnings."""
+    shown first, as warnings; `extra_sections` (anchor, title, HTML) come last."""
     page = _Page(table, runs, problems, critic, completions_per_variant)
     samples = sum(len(s) for run in runs for s in run.samples.values())
     boot = table["bootstrap"]
@@ -555,6 +556,9 @@ def render_html(
     if table["name_only"]:
         nav.append(("name-only", "Name only"))
     nav.append(("problems", "Problems"))
+    for anchor, section_title, html in extra_sections:
+        sections.append(f'<section id="{esc(anchor)}">{html}</section>')
+        nav.append((anchor, section_title))
     runs_text = ", ".join(f"{r.dataset} / {r.model} / {r.setting}" for r in runs)
     subtitle = (
         f"{len(runs)} runs ({runs_text}); {samples} samples; "

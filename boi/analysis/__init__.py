@@ -1,0 +1,73 @@
+"""Analyses of an existing `boi run` directory: why a model failed, and which hints it used
+(`boi analyze ACTION RUN_DIR ...`). Each reads what the run wrote (problems.jsonl, results,
+generations cache), so nothing is generated twice, and writes under `RUN_DIR/analysis/NAME/`:
+its data (JSON/CSV), and one report section (`section.json`) that the run's report.html shows
+(`report_sections`), rebuilt at the end of the analysis (`boi.reporting.rebuild_run_report`).
+
+An analysis is one module with `add_arguments(parser)`, `run(args) -> int` and a module
+docstring (the command's description), plus one line in `ANALYSES`. Modules import heavy libraries (torch,
+transformers, datasketch) inside functions, so `boi --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.errors import UserError
+from benchmarks.report import ReportSection
+
+# name -> (module, one-line help), as `boi.cli.COMMANDS`.
+ANALYSES: dict[str, tuple[str, str]] = {}
+SECTION_FILE = "section.json"
+
+
+def analysis_dir(run_dir: str | os.PathLike[str], name: str) -> Path:
+    """Where analysis `name` keeps its files in a run directory (created)."""
+    path = Path(run_dir) / "analysis" / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check_run_dir(run_dir: str | os.PathLike[str]) -> Path:
+    """`run_dir` when it is a finished `boi run` directory this version can read, else one
+    sentence saying what is wrong."""
+    path = Path(run_dir)
+    manifest = path / "manifest.json"
+    if not manifest.is_file():
+        raise UserError(
+            f"{path} is not a boi run directory (no manifest.json); pass the --out of a `boi run`."
+        )
+    try:
+        record = json.loads(manifest.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"{manifest} is not valid JSON; the run directory is damaged.") from None
+    if not (path / "problems.jsonl").is_file() or not record.get("config"):
+        raise UserError(
+            f"{path} was written by an incompatible boi version (no problems.jsonl or config in "
+            "its manifest); rerun `boi run` into a new directory."
+        )
+    return path
+
+
+def write_section(run_dir: str | os.PathLike[str], name: str, title: str, html: str) -> Path:
+    """Store analysis `name`'s report section (shown by every later report build)."""
+    anchor = "analysis-" + re.sub(r"[^a-z0-9-]+", "-", name.lower())
+    path = analysis_dir(run_dir, name) / SECTION_FILE
+    write_text_atomic(path, json.dumps({"anchor": anchor, "title": title, "html": html}) + "\n")
+    return path
+
+
+def report_sections(run_dir: str | os.PathLike[str]) -> list[ReportSection]:
+    """The sections every analysis of `run_dir` has stored, in analysis-name order."""
+    sections = []
+    for path in sorted(Path(run_dir).glob(f"analysis/*/{SECTION_FILE}")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            sections.append(ReportSection(data["anchor"], data["title"], data["html"]))
+        except (json.JSONDecodeError, KeyError, UnicodeDecodeError):
+            raise UserError(f"{path} is damaged; rerun that analysis to rewrite it.") from None
+    return sections

