@@ -6,7 +6,11 @@ are retried `retries` times, waiting `backoff_s`, then twice that, ... (at most 
 Retry-After is honoured up to that cap); any other refusal, a server that cannot be reached or
 an answer that is not JSON is a one-sentence UserError naming the URL. The API key is read from
 the environment variable the caller names, sent as a Bearer token, and never logged, stored or
-put into an error message or a `describe()`.
+put into an error message or a `describe()`. A refusal the server answered with an HTTP status
+(at once, or after the retries ran out) is an `HTTPStatusError`, a UserError that carries the
+status, so a caller can tell "the server said no" from "the server could not be reached"; a
+caller may also narrow which statuses one POST retries (`retry_status`), as the critic does to
+learn quickly whether a server takes a list of prompts.
 
 Built on httpx2 (the maintained successor of httpx, by the same author): it is already installed
 with every boi install, since huggingface_hub (and the `openai` package itself) depend on it; it
@@ -32,11 +36,22 @@ RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_DELAY_S = 60.0
 
 
+class HTTPStatusError(UserError):
+    """The server answered with an HTTP error status (`status`): the message says what it said."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, reason: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.status = status
 
 
 class OpenAIClient:
@@ -97,26 +112,35 @@ class OpenAIClient:
         """The full URL of `path` (e.g. "/completions") on this server."""
         return self.base_url + "/" + path.lstrip("/")
 
-    def post_json(self, path: str, body: dict[str, Any]) -> Any:
-        """POST `body` to `path`; the decoded JSON answer, after retries where they help."""
+    def post_json(
+        self, path: str, body: dict[str, Any], *, retry_status: frozenset[int] = RETRY_STATUS
+    ) -> Any:
+        """POST `body` to `path`; the decoded JSON answer, after retries where they help.
+
+        `retry_status`: the HTTP statuses worth retrying for this POST (a subset of
+        `RETRY_STATUS`); any other error status is an `HTTPStatusError` at once.
+        """
         url = self.url(path)
         attempt = 0
         while True:
             try:
-                return self._post_once(url, body)
+                return self._post_once(url, body, retry_status)
             except _Retryable as err:
                 if attempt >= self.retries:
-                    raise UserError(
+                    message = (
                         f"endpoint {url} kept failing ({err.reason}) after {attempt} retries; "
                         "check the server's health and load, or raise retries."
-                    ) from None
+                    )
+                    if err.status is not None:
+                        raise HTTPStatusError(message, err.status) from None
+                    raise UserError(message) from None
                 delay = min(MAX_DELAY_S, self.backoff_s * 2**attempt)
                 if err.retry_after is not None:
                     delay = min(MAX_DELAY_S, max(delay, err.retry_after))
                 attempt += 1
                 self.sleep(delay)
 
-    def _post_once(self, url: str, body: dict[str, Any]) -> Any:
+    def _post_once(self, url: str, body: dict[str, Any], retry_status: frozenset[int]) -> Any:
         httpx2 = self._httpx
         try:
             response = self._client.post(url, content=json.dumps(body).encode("utf-8"))
@@ -134,9 +158,11 @@ class OpenAIClient:
                 f"endpoint {url} is unreachable ({_first_line(err)}); check the URL and any "
                 "proxy settings."
             ) from None
-        if response.status_code in RETRY_STATUS:
+        if response.status_code in retry_status:
             raise _Retryable(
-                f"HTTP {response.status_code}: {_error_detail(response)}", _retry_after(response)
+                f"HTTP {response.status_code}: {_error_detail(response)}",
+                _retry_after(response),
+                response.status_code,
             )
         if response.status_code >= 400:
             hint = (
@@ -144,9 +170,10 @@ class OpenAIClient:
                 if response.status_code in (401, 403)
                 else "check the URL, the model name and the prompt length"
             )
-            raise UserError(
+            raise HTTPStatusError(
                 f"endpoint {url} refused the request (HTTP {response.status_code}: "
-                f"{_error_detail(response)}); {hint}."
+                f"{_error_detail(response)}); {hint}.",
+                response.status_code,
             )
         try:
             return json.loads(response.content.decode("utf-8"))
