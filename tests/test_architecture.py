@@ -8,8 +8,8 @@ A package may import the packages to its left, never those to its right, and
 on `benchmarks` alone: it shares backends, sandbox, statistics and report with the robustness
 half (perturb, critic, finetune), never their code. An import inside a function is allowed
 only for an optional or heavy third-party dependency (torch, transformers, vllm, matplotlib,
-datasets), which keeps `import perturb` and `boi --help` fast; a module of ours imported inside a
-function usually hides a cycle.
+datasets, datasketch), which keeps `import perturb` and `boi --help` fast; a module of ours
+imported inside a function usually hides a cycle.
 """
 
 from __future__ import annotations
@@ -137,12 +137,14 @@ def test_no_cycles_inside_a_package(package: str) -> None:
 
 def test_boi_help_imports_no_heavy_library() -> None:
     """`boi --help` builds every command's flags, so it imports every stage's config: the
-    stages must keep torch, transformers, vLLM, matplotlib and datasets out of their imports."""
+    stages must keep torch, transformers, vLLM, matplotlib, datasets and datasketch (with its
+    scipy) out of their imports."""
     code = (
         "import sys\n"
         "from boi.cli import make_parser\n"
         "make_parser()\n"
-        "heavy = ('torch', 'transformers', 'vllm', 'matplotlib', 'datasets', 'httpx2', 'keybert')\n"
+        "heavy = ('torch', 'transformers', 'vllm', 'matplotlib', 'datasets', 'httpx2', 'keybert',\n"
+        "         'datasketch', 'scipy')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

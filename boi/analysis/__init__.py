@@ -21,7 +21,12 @@ from benchmarks.common.errors import UserError
 from benchmarks.report import ReportSection
 
 # name -> (module, one-line help), as `boi.cli.COMMANDS`.
-ANALYSES: dict[str, tuple[str, str]] = {}
+ANALYSES: dict[str, tuple[str, str]] = {
+    "copies": (
+        "boi.analysis.copies",
+        "near-duplicate search of completions in a training corpus (MinHash LSH)",
+    ),
+}
 SECTION_FILE = "section.json"
 
 
