@@ -23,9 +23,11 @@ and calls KeyBERT once with precomputed embeddings.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
 import numpy as np
@@ -37,14 +39,17 @@ from benchmarks.problem import Problem
 # Types a description may name, and how an instance of each shows in a signature or an example.
 TYPE_KEYWORDS: dict[str, str] = {
     "list": "list", "lists": "list", "array": "list", "arrays": "list",
+    "element": "list", "elements": "list", "sequence": "list",
     "tuple": "tuple", "tuples": "tuple",
     "dict": "dict", "dicts": "dict", "dictionary": "dict", "dictionaries": "dict",
-    "string": "str", "strings": "str", "str": "str",
-    "integer": "int", "integers": "int", "int": "int",
+    "string": "str", "strings": "str", "str": "str", "substring": "str", "substrings": "str",
+    "character": "str", "characters": "str", "char": "str", "chars": "str",
+    "integer": "int", "integers": "int", "int": "int", "digit": "int", "digits": "int",
     "float": "float", "floats": "float", "decimal": "float",
-    "boolean": "bool", "bool": "bool", "booleans": "bool",
+    "boolean": "bool", "bool": "bool", "booleans": "bool", "true": "bool", "false": "bool",
+    "none": "none",
     "set": "set", "sets": "set",
-    "number": "number", "numbers": "number", "numeric": "number",
+    "numbers": "number", "numeric": "number",
 }  # fmt: skip
 _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "list": re.compile(r"\b[Ll]ist\b|\["),
@@ -55,10 +60,13 @@ _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "float": re.compile(r"\bfloat\b|\d+\.\d+"),
     "bool": re.compile(r"\bbool\b|\bTrue\b|\bFalse\b"),
     "set": re.compile(r"\b[Ss]et\b|\{[^{}:]*\}"),
+    "none": re.compile(r"\bNone\b|\bOptional\b"),
     "number": re.compile(r"\b(?:int|float)\b|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])"),
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 ARTICLE = re.compile(r"(?:\b(?:the|a|an)\s+)$", re.IGNORECASE)
+ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+")
+QUOTES = "'\"`"
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class KeywordConfig:
         metadata={"help": "words that define 'code-related' (paper section 5.2)"},
     )
     code_threshold: float = field(
-        default=0.3,
+        default=0.45,
         metadata={
             "help": "minimum cosine similarity to some anchor for a candidate to count as code-related"
         },
@@ -89,7 +97,7 @@ class KeywordConfig:
             "help": "a context token above this similarity makes the candidate recoverable (strictly above)"
         },
     )
-    top_n: int = field(default=20, metadata={"help": "KeyBERT candidates per problem"})
+    top_n: int = field(default=30, metadata={"help": "KeyBERT candidates per problem"})
     ngram_range: tuple[int, int] = field(
         default=(1, 2), metadata={"help": "unigram and bigram candidates"}
     )
@@ -100,9 +108,35 @@ class KeywordConfig:
         },
     )
     extra_stop_words: tuple[str, ...] = field(
-        default=("write", "function", "python", "given", "program", "task"),
+        default=(
+            # the instruction every prompt gives
+            "write", "function", "python", "given", "program", "task", "return", "returns",
+            "check", "checks", "find",
+            # contest boilerplate around every statement
+            "input", "output", "print", "test", "tests", "case", "cases", "line", "lines",
+            "single", "contains", "consisting", "example", "examples", "note",
+            # generic nouns that carry no recoverable hint ("in order", "a threshold")
+            "value", "values", "order", "threshold", "way", "following",
+        ),
         metadata={
-            "help": "boilerplate of every prompt, never worth dropping, added to sklearn's English stop words"
+            "help": "boilerplate of every prompt, never worth dropping, added to sklearn's "
+            "English stop words (type keywords such as none are never stop words)"
+        },
+    )  # fmt: skip
+    code_vocabulary: str = field(
+        default="embedded",
+        metadata={
+            "help": "words code itself uses, which count as code-related whatever the "
+            "embedder says: a file with one word per line, `embedded` (Python identifiers of "
+            "the standard library, perturb/data/code_vocabulary.txt) or `none`"
+        },
+    )
+    generic_phrases: tuple[str, ...] = field(
+        default=("number of",),
+        metadata={
+            "help": "phrases in which a keyword is generic, not a hint: `number` in 'the number "
+            "of' counts, in 'an input number' it names the data; occurrences starting such a "
+            "phrase are never dropped"
         },
     )
     context_aware: bool = field(
@@ -214,11 +248,15 @@ class KeywordDecision:
     rule: str
     """`context`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
     `no_context`, `overlaps_keyword`, `not_a_whole_word` (the n-gram is only part of a word in
-    the text, e.g. `negative` in "non-negative" or `max` in `max_element`)."""
+    the text, e.g. `negative` in "non-negative" or `max` in `max_element`), `generic_phrase`
+    (every occurrence starts a generic phrase such as "number of")."""
     context_token: str | None = None
     context_similarity: float | None = None
     occurrences: tuple[Occurrence, ...] = ()
     """The occurrences a drop removes (not the first one when the first-occurrence rule applies)."""
+    needs_name: bool = False
+    """Droppable only because the function's name recovers it (`median` in `median(l)`):
+    Anonymize removes that evidence, so the chains that also anonymize keep such a keyword."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -252,12 +290,21 @@ class _Doc:
     text: str
     spans: list[tuple[int, int]]  # keyword-block spans in the prompt
     context_tokens: list[str] = field(default_factory=list)
+    name_free_tokens: list[str] = field(default_factory=list)
+    """The context tokens that remain once the function's name is gone (as after Anonymize)."""
+
+    @property
+    def identifier_words(self) -> set[str]:
+        """The lower-cased parts of the name block's identifiers (function, parameters, hints)."""
+        name = self.problem.block("name")
+        return set(_words(name.text)) if name is not None else set()
 
 
 def _stop_words(config: KeywordConfig) -> list[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return sorted(set(ENGLISH_STOP_WORDS) | set(config.extra_stop_words))
+    # sklearn's list holds `none`, which a description uses for Python's None.
+    return sorted((set(ENGLISH_STOP_WORDS) | set(config.extra_stop_words)) - set(TYPE_KEYWORDS))
 
 
 def _block_spans(problem: Problem, kinds: Iterable[str]) -> list[tuple[int, int]]:
@@ -292,6 +339,10 @@ def _occurrences(prompt: str, spans: list[tuple[int, int]], keyword: str) -> lis
     for lo, hi in spans:
         for match in pattern.finditer(prompt, lo, hi):
             start, end = match.start(), match.end()
+            # A quoted keyword (`numbers', 'x', "s") goes with its quotes: left alone they
+            # are debris no person would write.
+            if lo < start and end < hi and prompt[start - 1] in QUOTES and prompt[end] in QUOTES:
+                start, end = start - 1, end + 1
             article = ARTICLE.search(prompt, lo, start)
             if article:
                 start = article.start()
@@ -301,6 +352,59 @@ def _occurrences(prompt: str, spans: list[tuple[int, int]], keyword: str) -> lis
                 start -= 1
             found.append(Occurrence(start, end, prompt[start:end]))
     return found
+
+
+EMBEDDED_CODE_VOCABULARY = Path(__file__).parent / "data" / "code_vocabulary.txt"
+
+
+@functools.lru_cache(maxsize=8)
+def code_vocabulary(source: str) -> frozenset[str]:
+    """The words of `KeywordConfig.code_vocabulary` (lower-cased; `#` lines are comments)."""
+    if source.lower() == "none":
+        return frozenset()
+    path = EMBEDDED_CODE_VOCABULARY if source == "embedded" else Path(source)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(
+            f"keywords.code_vocabulary {source!r} cannot be read ({type(err).__name__}); give "
+            "a UTF-8 file with one word per line, 'embedded' or 'none'."
+        ) from None
+    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
+
+
+def _singular(word: str) -> str:
+    for suffix, replacement in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def _code_by_definition(doc: _Doc, keyword: str, vocabulary: frozenset[str]) -> bool:
+    """Code-related whatever the embedder says: every word is a type keyword (`integers`,
+    `None`), part of an identifier of the signature (`mean` in `mean_absolute_deviation`), or
+    in the code vocabulary (`index`, `sorted`, `node`): words code itself uses. A contest
+    title is prose, not an identifier, so it does not count."""
+    identifiers = set() if doc.problem.is_stdio else doc.identifier_words
+    return all(
+        w in TYPE_KEYWORDS
+        or w in identifiers
+        or w in vocabulary
+        or _singular(w) in vocabulary
+        or _singular(w) in identifiers
+        for w in keyword.lower().split()
+    )
+
+
+def _starts_generic_phrase(prompt: str, occurrence: Occurrence, config: KeywordConfig) -> bool:
+    """Whether the keyword at `occurrence` begins one of `config.generic_phrases`."""
+    keyword = prompt[occurrence.start : occurrence.end].strip().lower()
+    following = re.sub(r"\s+", " ", prompt[occurrence.start : occurrence.end + 40].lower())
+    following = ARTICLE_PREFIX.sub("", following.strip())
+    return any(
+        phrase.startswith(keyword.split()[-1]) and following.startswith(phrase + " ")
+        for phrase in config.generic_phrases
+    )
 
 
 def _type_evidence(problem: Problem, keyword: str) -> bool:
@@ -338,6 +442,8 @@ def analyze_keywords(
     prepared = [_prepare(p, config) for p in problems]
     docs = [d for d in prepared if isinstance(d, _Doc)]
     candidates = _keybert_candidates([d.text for d in docs], config, embedder) if docs else []
+    if config.type_rule:
+        candidates = [_with_type_keywords(d.text, c) for d, c in zip(docs, candidates, strict=True)]
     anchors = embedder.embed(list(config.anchors))
 
     results: dict[int, KeywordAnalysis] = {}
@@ -354,6 +460,14 @@ def analyze_keywords(
         tokens = set(_words(outside)) | {w for w in _words(inside) if w not in candidate_words}
         doc.context_tokens = sorted(tokens - set(_stop_words_cached(config)))
         all_tokens.update(doc.context_tokens)
+        entry = doc.problem.entry_point
+        if entry:
+            # Anonymize renames the function everywhere (signature, description, examples).
+            nameless = re.sub(rf"\b{re.escape(entry)}\b", " ", outside)
+            kept = set(_words(nameless)) | {w for w in _words(inside) if w not in candidate_words}
+            doc.name_free_tokens = [t for t in doc.context_tokens if t in kept]
+        else:
+            doc.name_free_tokens = list(doc.context_tokens)
     # Embed every distinct context token and candidate once for the whole dataset.
     all_keywords = sorted({w for cands in candidates for k, _ in cands for w in [k, *k.split()]})
     embedder.embed(sorted(all_tokens) + all_keywords)
@@ -434,6 +548,20 @@ def _keybert_candidates(
     return [[(k, float(s)) for k, s in kws] for kws in keywords]
 
 
+def _with_type_keywords(text: str, candidates: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """KeyBERT's candidates plus every type keyword of the text it did not rank (`integers`
+    in a long statement, `None`): the paper's type rule is about exactly these words, so they
+    are always looked at (after KeyBERT's, in order of appearance, with score 0)."""
+    seen = {w for keyword, _ in candidates for w in keyword.split()}
+    extra = []
+    for word in re.findall(r"[A-Za-z]+", text):
+        word = word.lower()
+        if word in TYPE_KEYWORDS and word not in seen:
+            seen.add(word)
+            extra.append((word, 0.0))
+    return candidates + extra
+
+
 def _precomputed_backend() -> Any:
     """A KeyBERT backend that never embeds: every embedding is passed in precomputed."""
     from keybert.backend import BaseEmbedder
@@ -481,7 +609,14 @@ def _decide(
     occurrences = _occurrences(doc.problem.prompt, doc.spans, keyword)
     if not occurrences:
         return KeywordDecision(**base, droppable=False, rule="not_a_whole_word")
-    if anchor_sims[best] < config.code_threshold:
+    occurrences = [
+        o for o in occurrences if not _starts_generic_phrase(doc.problem.prompt, o, config)
+    ]
+    if not occurrences:
+        return KeywordDecision(**base, droppable=False, rule="generic_phrase")
+    if anchor_sims[best] < config.code_threshold and not _code_by_definition(
+        doc, keyword, code_vocabulary(config.code_vocabulary)
+    ):
         return KeywordDecision(**base, droppable=False, rule="code_filter")
     context_token, context_similarity = None, None
     if doc.context_tokens:
@@ -505,15 +640,45 @@ def _decide(
         return KeywordDecision(
             **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])
         )
+    needs_name = False
     if not config.context_aware:
         rule = "no_filter"
     elif context_similarity is not None and context_similarity > config.context_threshold:
         rule = "context"
+        typed = config.type_rule and _type_evidence(doc.problem, keyword)
+        needs_name = not typed and not _recoverable(
+            doc.name_free_tokens, keyword, vector, config, embedder
+        )
     elif config.type_rule and _type_evidence(doc.problem, keyword):
         rule = "type"
     else:
         return KeywordDecision(**found, droppable=False, rule="no_context")
-    return KeywordDecision(**found, droppable=True, rule=rule, occurrences=tuple(occurrences))
+    return KeywordDecision(
+        **found,
+        droppable=True,
+        rule=rule,
+        occurrences=tuple(occurrences),
+        needs_name=needs_name,
+    )
+
+
+def _recoverable(
+    tokens: Sequence[str],
+    keyword: str,
+    vector: np.ndarray,
+    config: KeywordConfig,
+    embedder: Embedder,
+) -> bool:
+    """Whether every word of `keyword` has a token among `tokens` above the context threshold."""
+    if not tokens:
+        return False
+    context = embedder.embed(list(tokens))
+    parts = keyword.split() if len(keyword.split()) > 1 else [keyword]
+    return all(
+        float(np.max(context @ (vector if part == keyword else embedder.embed([part])[0])))
+        > config.context_threshold
+        for part in parts
+    )
 
 
 def _without_overlaps(decisions: list[KeywordDecision]) -> list[KeywordDecision]:

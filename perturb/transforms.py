@@ -265,8 +265,10 @@ def register_chain(
     version: str = "1",
     description: str | None = None,
     label: str | None = None,
+    fixed: dict[str, Any] | None = None,
 ) -> TransformFactory:
     """Register `name`: the registered transformations `steps` applied one after the other.
+    `fixed` sets step parameters for this chain (they are not the chain's parameters).
 
     Every variant of one step goes through the next (a multi-variant step makes the chain
     multi-variant); the chain does not apply where any step does not (the first reason is
@@ -295,9 +297,16 @@ def register_chain(
             raise ValueError(f"chain {name}: steps share the parameter {sorted(clash)[0]!r}")
         parameters.update(factory.parameters)
         hints.update(factory.hints)
+    fixed = dict(fixed or {})
+    unknown_fixed = sorted(set(fixed) - set(parameters))
+    if unknown_fixed:
+        raise ValueError(f"chain {name}: no step has the parameter {unknown_fixed[0]!r}")
+    for key in fixed:
+        del parameters[key], hints[key]
 
     def bind(params: dict[str, Any]) -> Apply:
-        bound = [f(**{k: params[k] for k in f.parameters}) for f in factories]
+        given = {**params, **fixed}
+        bound = [f(**{k: given[k] for k in f.parameters}) for f in factories]
 
         def apply(problem: Problem, keywords: KeywordAnalysis | None, seed: int) -> Variants:
             current = [Variant(problem, {})]
@@ -406,28 +415,43 @@ def bind_transforms(
 
 
 def remove_spans(
-    problem: Problem, spans: Sequence[tuple[int, int]]
+    problem: Problem, spans: Sequence[tuple[int, int]], *, sentence_case: bool = False
 ) -> tuple[str, tuple[Block, ...]]:
     """The prompt and blocks with the given (non-overlapping) character spans removed.
 
-    Each span must lie inside one block; blocks left empty are dropped.
+    Each span must lie inside one block; blocks left empty are dropped. With `sentence_case`,
+    a removal that opened a sentence capitalises the word that now opens it ("Integers are
+    ..." without `Integers` reads "Are ...", not "are ...").
     """
     spans = sorted(spans)
     blocks, offset = [], 0
     for block in problem.blocks or ():
         lo, hi = offset, offset + len(block.text)
-        text, cursor = [], lo
+        text, cursor = "", lo
         for start, end in spans:
             if start >= lo and end <= hi:
-                text.append(problem.prompt[cursor:start])
+                text += problem.prompt[cursor:start]
                 cursor = end
+                if sentence_case and _opens_sentence(text):
+                    rest = problem.prompt[cursor:hi]
+                    first = next((i for i, c in enumerate(rest) if not c.isspace()), None)
+                    if first is not None and rest[first].islower():
+                        text += rest[:first] + rest[first].upper()
+                        cursor += first + 1
             elif start < hi and end > lo:
                 raise ValueError(f"span {start}-{end} crosses the {block.kind} block boundary")
-        text.append(problem.prompt[cursor:hi])
-        if "".join(text):
-            blocks.append(Block(block.kind, "".join(text)))
+        text += problem.prompt[cursor:hi]
+        if text:
+            blocks.append(Block(block.kind, text))
         offset = hi
     return "".join(b.text for b in blocks), tuple(blocks)
+
+
+def _opens_sentence(before: str) -> bool:
+    """Whether text following `before` (the block so far) starts a sentence: at the start of
+    the block, or after a full stop, question or exclamation mark."""
+    before = before.rstrip()
+    return not before or before.endswith((".", "!", "?", '"""', "'''"))
 
 
 def _invalid_python(problem: Problem) -> str | None:
@@ -443,7 +467,7 @@ def _invalid_python(problem: Problem) -> str | None:
 
 def _drop_keywords(problem: Problem, decisions: Sequence[KeywordDecision]) -> Variant:
     spans = sorted({(o.start, o.end) for d in decisions for o in d.occurrences})
-    prompt, blocks = remove_spans(problem, spans)
+    prompt, blocks = remove_spans(problem, spans, sentence_case=True)
     changes = {
         "removed": [
             {
@@ -534,20 +558,38 @@ def original(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     return [Variant(problem, {})]
 
 
-@transform("drop_one", "1", needs_keywords=True, multi_variant=True, label="Drop One")
-def drop_one(problem: Problem, keywords: KeywordAnalysis) -> Variants:
-    """Remove one droppable keyword from the description: one variant per keyword."""
-    if not keywords.droppable:
+def _droppable(keywords: KeywordAnalysis, name_evidence: bool) -> list[KeywordDecision]:
+    return [d for d in keywords.droppable if name_evidence or not d.needs_name]
+
+
+def _no_keyword(keywords: KeywordAnalysis, name_evidence: bool) -> NotApplicable:
+    if keywords.skipped or name_evidence or not keywords.droppable:
         return NotApplicable(keywords.skipped or "no droppable keyword")
-    return [_drop_keywords(problem, [d]) for d in keywords.droppable]
+    return NotApplicable("every droppable keyword is recovered only from the function's name")
+
+
+@transform("drop_one", "1", needs_keywords=True, multi_variant=True, label="Drop One")
+def drop_one(
+    problem: Problem, keywords: KeywordAnalysis, *, name_evidence: bool = True
+) -> Variants:
+    """Remove one droppable keyword from the description: one variant per keyword.
+    `name_evidence=False` keeps keywords only the function's name recovers (for Anonymize)."""
+    droppable = _droppable(keywords, name_evidence)
+    if not droppable:
+        return _no_keyword(keywords, name_evidence)
+    return [_drop_keywords(problem, [d]) for d in droppable]
 
 
 @transform("drop_all", "1", needs_keywords=True, label="Drop All")
-def drop_all(problem: Problem, keywords: KeywordAnalysis) -> Variants:
-    """Remove every droppable keyword from the description at once."""
-    if not keywords.droppable:
-        return NotApplicable(keywords.skipped or "no droppable keyword")
-    return [_drop_keywords(problem, keywords.droppable)]
+def drop_all(
+    problem: Problem, keywords: KeywordAnalysis, *, name_evidence: bool = True
+) -> Variants:
+    """Remove every droppable keyword from the description at once.
+    `name_evidence=False` keeps keywords only the function's name recovers (for Anonymize)."""
+    droppable = _droppable(keywords, name_evidence)
+    if not droppable:
+        return _no_keyword(keywords, name_evidence)
+    return [_drop_keywords(problem, droppable)]
 
 
 @transform("drop_examples", "1", label="Drop Ex")
@@ -577,20 +619,25 @@ def anonymize(
     return renamed if isinstance(renamed, NotApplicable) else [renamed]
 
 
-# Compositions: drop first (keyword positions are the original prompt's), then rename.
+# Compositions: drop first (keyword positions are the original prompt's), then rename. A
+# keyword only the function's name recovers is kept: after Anonymize nothing would recover it,
+# and the drop would remove information instead of a hint (paper section 5.2).
 register_chain(
     "anon_drop_one",
     "drop_one",
     "anonymize",
-    description="Anonymize, and remove one droppable keyword: one variant per keyword.",
+    description="Anonymize, and remove one droppable keyword that survives anonymization: one "
+    "variant per keyword.",
     label="Anon+Drop One",
+    fixed={"name_evidence": False},
 )
 register_chain(
     "anon_drop_all",
     "drop_all",
     "anonymize",
-    description="Anonymize, and remove every droppable keyword.",
+    description="Anonymize, and remove every droppable keyword that survives anonymization.",
     label="Anon+Drop All",
+    fixed={"name_evidence": False},
 )
 register_chain(
     "anon_drop_examples",

@@ -118,7 +118,11 @@ def test_paper_figure_1_yields_exactly_list(embedded):
     assert [d.keyword for d in analysis.droppable] == ["list"]
     decisions = by_keyword(analysis)
     assert decisions["second"].rule == "code_filter"
-    assert decisions["reverse"].rule == "no_context" and decisions["return"].rule == "no_context"
+    # The paper rejects `reverse` for want of a close context token; our stricter code filter
+    # (calibrated on the labelled set, README "Keyword quality") already rejects it.
+    assert decisions["reverse"].rule in ("code_filter", "no_context")
+    assert not decisions["reverse"].droppable
+    assert "return" not in decisions  # the instruction every prompt gives, never a keyword
     assert decisions["list"].context_similarity == 1.0
 
 
@@ -138,4 +142,80 @@ def test_mean_droppable_keywords_per_dataset(embedded, humaneval, mbpp, code_con
     # MBPP descriptions have 4.5 distinct content words on average: see README for why the
     # paper's 4 is out of reach for any filter that filters; we pin what the defaults give.
     assert 1.8 <= means["mbpp"] <= 3, means
-    assert means["code_contests"] > max(means["humaneval"], means["mbpp"]), means
+    # The paper's 9 for CodeContests counts story words too; the labelled set's annotator
+    # marks 4.6 per problem there (README, "Keyword quality"), and the defaults keep fewer.
+    assert 2.5 <= means["code_contests"] <= 5, means
+
+
+def test_type_keywords_are_code_and_always_considered():
+    """`integers` far down a long text and `None` (a sklearn stop word) are still looked at,
+    and count as code whatever the embedder says (paper: the type rule)."""
+    filler = " ".join(f"story{i}" for i in range(40))
+    p = problem(
+        f'def f(xs: list) -> int:\n    """{filler} the integers of xs, or None when empty.\n'
+        '    >>> f([1, 2])\n    1\n    """\n'
+    )
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.99, top_n=3)
+    decisions = by_keyword(analyze_keywords([p], config, tiny_embedder())[0])
+    assert decisions["integers"].droppable
+    assert decisions["none"].rule == "no_context"  # code, but nothing shows a None
+
+
+def test_identifier_words_are_code_but_not_after_anonymization():
+    """`median` names the function: code by definition, recoverable from the name, so Drop One
+    may drop it; Anon+Drop One may not, since Anonymize removes the only evidence."""
+    from perturb.transforms import get_transform
+
+    p = problem('def median(l: list):\n    """Return median of elements in l."""\n', "median")
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.9)
+    (analysis,) = analyze_keywords([p], config, tiny_embedder())
+    median = by_keyword(analysis)["median"]
+    assert median.droppable and median.rule == "context" and median.needs_name
+    dropped = [v.prompt for v, _ in get_transform("drop_one").variants(p, analysis, 0)]
+    assert any("Return of elements" in text for text in dropped)
+    anon = [v.prompt for v, _ in get_transform("anon_drop_one").variants(p, analysis, 0)]
+    assert anon and all("median of" in text for text in anon)
+
+
+def test_generic_phrase_and_quoted_keyword():
+    p = problem(
+        "def f(numbers: list) -> int:\n"
+        '    """Count the number of items in `numbers\'.\n'
+        '    >>> f([1])\n    1\n    """\n'
+    )
+    config = KeywordConfig(code_threshold=0.0, context_threshold=0.5)
+    decisions = by_keyword(analyze_keywords([p], config, tiny_embedder())[0])
+    assert decisions["number"].rule == "generic_phrase" and not decisions["number"].droppable
+    # The quotes go with the word: no "in `'." left behind.
+    assert [o.text for o in decisions["numbers"].occurrences] == [" `numbers'"]
+
+
+def test_a_drop_that_opens_a_sentence_capitalises_the_next_word():
+    from perturb.transforms import remove_spans
+
+    p = problem('def f(xs: list):\n    """Sort it. Integers are kept."""\n')
+    start = p.prompt.index("Integers ")
+    text, _ = remove_spans(p, [(start, start + len("Integers "))], sentence_case=True)
+    assert "Sort it. Are kept." in text
+    mid = p.prompt.index("it.")
+    text, _ = remove_spans(p, [(mid - 1, mid + 3)], sentence_case=True)
+    assert '"""Sort Integers are kept."""' in text
+
+
+@pytest.mark.embedded
+def test_keyword_quality_on_the_labelled_sets(embedded, mbpp_path, code_contests_path):
+    """The defaults against the hand-labelled sets (tests/data/keyword_labels; README, "Keyword
+    quality"): the development set they were calibrated on, and the held-out set labelled
+    after calibration by the same rules. A splitter change that moves a labelled text fails
+    here too (the labels carry its hash)."""
+    from pathlib import Path
+
+    from perturb.keyword_quality import keyword_quality, labelled_problems
+
+    labels = Path(__file__).parent / "data" / "keyword_labels"
+    data = {"mbpp": mbpp_path, "code_contests": code_contests_path}
+    f1 = {}
+    for name in ("labels", "heldout"):
+        problems, rows = labelled_problems(labels / f"{name}.jsonl", data)
+        f1[name] = keyword_quality(problems, rows, KeywordConfig(), embedded).scores().f1
+    assert f1["labels"] >= 0.80 and f1["heldout"] >= 0.74, f1

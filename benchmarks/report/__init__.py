@@ -1,7 +1,8 @@
 """Reports: the paper's Table 3 (Markdown, CSV, JSON) and a static HTML report with plots.
 
-The page shell (`html_document`, `esc`, `figure_html`, `markdown_html`) and the drawing primitives (`bar_chart`,
-`heatmap`, `line_chart`) are public: every boi report (the social-bias one included) is built
+The page shell (`html_document`, `esc`, `figure_html`, `markdown_html`), a table readers sort and
+filter without script (`filtered_tables`) and the drawing primitives (`bar_chart`, `heatmap`,
+`line_chart`) are public: every boi report (the social-bias one included) is built
 from them, so all reports share one style and one Content-Security-Policy.
 
 Inputs are plain data, so the runner and other tools can call it: result rows (one per sample
@@ -28,7 +29,15 @@ from benchmarks.report._data import (
     collect_runs,
     join_external_results,
 )
-from benchmarks.report._html import esc, figure_html, html_document, markdown_html, render_html
+from benchmarks.report._html import (
+    esc,
+    figure_html,
+    filtered_tables,
+    html_document,
+    markdown_html,
+    natural_key,
+    render_html,
+)
 from benchmarks.report._plots import (
     PLOTS,
     Figure,
@@ -55,9 +64,11 @@ __all__ = [
     "bar_chart",
     "esc",
     "figure_html",
+    "filtered_tables",
     "heatmap",
     "html_document",
     "markdown_html",
+    "natural_key",
     "line_chart",
     "ReportPaths",
     "build_report",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from benchmarks.problem import Problem
@@ -75,7 +75,23 @@ ins.added{background:#ccf2d1;text-decoration:none}
 .grid a{color:inherit;text-decoration:none}
 .s-solved{background:#dff5e1}.s-failed{background:#eceff2;color:#777}.s-lost{background:#ffc9c2;font-weight:700}.s-gained{background:#c9e1ff;font-weight:700}.s-mixed{background:#ffe9b8}.s-na{color:#aaa}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #ccc}
+.ctl input[type=radio]{position:absolute;opacity:0;pointer-events:none}
+.ctl label{display:inline-block;padding:1px 9px;margin:2px 4px 2px 0;border:1px solid #c8ced6;border-radius:10px;background:#fff;cursor:pointer;font-size:12.5px}
+.ctl .filters,.ctl .sorts{margin:4px 0;font-size:12.5px;color:#555}
+.tabs{display:flex;flex-wrap:wrap;align-items:center}
+.tabs>.tab{order:1;flex-basis:100%;display:none}
+.tabs>input:checked+label,.ctl>input.f0:checked~.filters label.f0{background:#1f2d3d;color:#fff}
+.tabs>input:checked+label+.tab{display:block}
+.tab td,.tab th{text-align:left}
 """
+# CSS-only filters of `filtered_tables` (the CSP forbids scripts): radio `fN` shows the rows
+# of category N (class `cN`) and hides the others, in every sorted copy of the table.
+MAX_FILTERS = 12
+CSS += "".join(
+    f".ctl>input.f{i}:checked~.filters label.f{i}{{background:#1f2d3d;color:#fff}}"
+    f".ctl>input.f{i}:checked~.tabs tr.r:not(.c{i}){{display:none}}\n"
+    for i in range(1, MAX_FILTERS + 1)
+)
 
 # No scripts, no remote loads: only inline styles and data: images.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -556,8 +572,8 @@ def render_html(
     if table["name_only"]:
         nav.append(("name-only", "Name only"))
     nav.append(("problems", "Problems"))
-    for anchor, section_title, html in extra_sections:
-        sections.append(f'<section id="{esc(anchor)}">{html}</section>')
+    for anchor, section_title, body in extra_sections:
+        sections.append(f'<section id="{esc(anchor)}">{body}</section>')
         nav.append((anchor, section_title))
     runs_text = ", ".join(f"{r.dataset} / {r.model} / {r.setting}" for r in runs)
     subtitle = (
@@ -582,3 +598,77 @@ def html_document(
         "<nav>" + "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav) + "</nav>"
         "<main>" + "".join(sections) + "</main></body></html>\n"
     )
+
+
+def natural_key(text: str) -> list[Any]:
+    """Sort key that orders task ids as people do (HumanEval/9 before HumanEval/10)."""
+    return _natural(text)
+
+
+Cell = str | tuple[str, str]
+"""A table cell: its text, or (text, CSS class) such as `pass` / `fail`."""
+
+
+def filtered_tables(
+    group: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    *,
+    sorts: Sequence[tuple[str, Sequence[int]]],
+    categories: Sequence[str] = (),
+    row_categories: Sequence[Collection[str]] = (),
+) -> str:
+    """One table a reader can sort and filter without script (the page's CSP forbids it).
+
+    Each sort is (tab title, row order as indices into `rows`): every order is drawn as its own
+    copy of the table behind a radio tab. `categories` (at most MAX_FILTERS) become filter
+    radios; `row_categories[i]` names the categories row i belongs to (several allowed), and a
+    chosen filter hides the other rows of every copy. `group` must be unique on the page (it
+    names the radio groups). Every text is escaped.
+    """
+    if len(categories) > MAX_FILTERS:
+        raise ValueError(f"at most {MAX_FILTERS} filter categories, got {len(categories)}")
+    if not sorts:
+        raise ValueError("filtered_tables needs at least one sort order")
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", group)
+    index = {name: i + 1 for i, name in enumerate(categories)}
+    member = [
+        " ".join(f"c{index[c]}" for c in sorted(row_categories[i], key=index.__getitem__))
+        if i < len(row_categories)
+        else ""
+        for i in range(len(rows))
+    ]
+    out = ['<div class="ctl">']
+    if categories:
+        out += [
+            f'<input type="radio" name="{slug}-f" id="{slug}-f{i}" class="f{i}"'
+            + (" checked>" if i == 0 else ">")
+            for i in range(len(categories) + 1)
+        ]
+        counts = [len(rows)] + [sum(f"c{i}" in m.split() for m in member) for i in index.values()]
+        labels = ["all", *categories]
+        out.append('<p class="filters">Show: ')
+        out += [
+            f'<label for="{slug}-f{i}" class="f{i}">{esc(name)} ({counts[i]})</label>'
+            for i, name in enumerate(labels)
+        ]
+        out.append("</p>")
+    head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"
+    out.append('<div class="tabs"><span class="sorts">Sort by:&nbsp;</span>')
+    for number, (title, order) in enumerate(sorts):
+        out.append(
+            f'<input type="radio" name="{slug}-s" id="{slug}-s{number}"'
+            + (" checked>" if number == 0 else ">")
+            + f'<label for="{slug}-s{number}">{esc(title)}</label><div class="tab"><table>{head}'
+        )
+        for i in order:
+            cells = "".join(
+                f'<td class="{esc(cell[1])}">{esc(cell[0])}</td>'
+                if isinstance(cell, tuple)
+                else f"<td>{esc(cell)}</td>"
+                for cell in rows[i]
+            )
+            out.append(f'<tr class="{f"r {member[i]}".strip()}">{cells}</tr>')
+        out.append("</table></div>")
+    out.append("</div></div>")
+    return "".join(out)

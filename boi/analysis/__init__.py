@@ -22,6 +22,14 @@ from benchmarks.report import ReportSection
 
 # name -> (module, one-line help), as `boi.cli.COMMANDS`.
 ANALYSES: dict[str, tuple[str, str]] = {
+    "hints": (
+        "boi.analysis.hints",
+        "per-problem hint audit across models: which block each problem depends on",
+    ),
+    "minimal": (
+        "boi.analysis.minimal",
+        "smallest critic-approved perturbation that flips a solved problem",
+    ),
     "copies": (
         "boi.analysis.copies",
         "near-duplicate search of completions in a training corpus (MinHash LSH)",
