@@ -106,3 +106,83 @@ def test_identity_follows_weights():
     finally:
         with torch.no_grad():
             model.lm_head.weight[0, 0] -= 1.0
+
+
+def _ragged_prompts() -> list[str]:
+    """Prompts cut at different places: on the tiny model their greedy continuations differ
+    and end (EOS, the stop below, or max_new_tokens) after anywhere from 2 to 30 tokens."""
+    prompts = list(humaneval_prompts().values())
+    return [prompts[i][: 40 + 23 * i] for i in range(12)]
+
+
+def _one_at_a_time(prompt: str, decoding: DecodingConfig) -> str:
+    """A plain `model.generate` on the prompt alone, cut at the first stop sequence."""
+    import torch
+
+    model, tokenizer = tiny_generator()
+    ids = torch.tensor([tokenizer(prompt)["input_ids"]])
+    with torch.inference_mode():
+        output = model.generate(
+            ids,
+            max_new_tokens=decoding.max_new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    text = tokenizer.decode(output[0, ids.shape[1] :], skip_special_tokens=True)
+    return truncate_at_stop(text, decoding.stop)
+
+
+def test_batched_greedy_equals_one_prompt_at_a_time_as_rows_finish_apart(monkeypatch):
+    prompts = _ragged_prompts()
+    greedy = DecodingConfig(temperature=0, max_new_tokens=30, stop=(" import",))
+    expected = [_one_at_a_time(prompt, greedy) for prompt in prompts]
+    requests = [_request(prompt, [0]) for prompt in prompts]
+    backend = tiny_backend(batch_size=8)
+    calls: list[int] = []  # the rows of every generate call
+    generate = backend.model.generate
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs["input_ids"].shape[0])
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(backend.model, "generate", recording)
+    batched = dict(backend.complete_many(requests, greedy))
+    raw = [batched[i][0] for i in range(len(prompts))]
+    assert [truncate_at_stop(text, greedy.stop) for text in raw] == expected
+    # The rows really ended apart: by EOS, by the stop sequence, and at max_new_tokens.
+    assert len({len(text) for text in raw}) >= 4, raw
+    assert any(" import" in text for text in raw)
+    # Finished rows left their batch: the calls after the first went on with fewer rows.
+    assert calls[0] == 8 and len(calls) > 2 and min(calls) < 4, calls
+    monkeypatch.undo()
+    assert dict(tiny_backend(batch_size=1).complete_many(requests, greedy)) == batched
+
+
+def test_seeded_samples_do_not_depend_on_which_rows_finish_beside_them():
+    prompts = _ragged_prompts()[:6]
+    sampling = DecodingConfig(
+        temperature=0.8, top_p=0.95, max_new_tokens=24, n=3, seed=5, stop=(" import",)
+    )
+    requests = [_request(prompt, [0, 1, 2]) for prompt in prompts]
+    whole = dict(tiny_backend(batch_size=8).complete_many(requests, sampling))
+    assert len({len(text) for texts in whole.values() for text in texts}) > 3, whole
+    # One sample at a time, and packed in other groups and orders.
+    for batch_size in (1, 4):
+        assert dict(tiny_backend(batch_size=batch_size).complete_many(requests, sampling)) == whole
+    reordered = [
+        _request(prompts[5], [2, 0]),
+        _request(prompts[0], [1]),
+        _request(prompts[3], [0, 1, 2]),
+    ]
+    again = dict(tiny_backend(batch_size=8).complete_many(reordered, sampling))
+    assert again == {0: [whole[5][2], whole[5][0]], 1: [whole[0][1]], 2: whole[3]}
+
+
+def test_batch_size_defaults_by_device():
+    from benchmarks.generation._hf import BATCH_SIZE_BY_DEVICE
+
+    assert tiny_backend().batch_size == BATCH_SIZE_BY_DEVICE["cpu"]
+    assert tiny_backend().max_samples_per_call == BATCH_SIZE_BY_DEVICE["cpu"]
+    assert tiny_backend(batch_size=3).batch_size == 3
+    with pytest.raises(UserError, match="batch_size must be a positive integer"):
+        tiny_backend(batch_size=0)

@@ -277,11 +277,16 @@ def load_model(
     device: str = "cpu",
     revision: str | None = None,
     shown: str | None = None,
+    attn_implementation: str | None = None,
 ) -> Any:
-    """The causal LM of a resolved model reference, in `dtype` on `device`, with a clear error."""
+    """The causal LM of a resolved model reference, in `dtype` on `device`, with a clear error;
+    `attn_implementation` (eager, sdpa, ...) overrides transformers' choice (eager is the one
+    that returns attention weights)."""
     from transformers import AutoModelForCausalLM
 
-    extra = {"revision": revision} if revision else {}
+    extra: dict[str, Any] = {"revision": revision} if revision else {}
+    if attn_implementation:
+        extra["attn_implementation"] = attn_implementation
     try:
         model = AutoModelForCausalLM.from_pretrained(
             where, dtype=torch_dtype(dtype, device), **extra

@@ -5,9 +5,13 @@ Sampling is done by a logits processor that draws each row's token from that row
 hands greedy search a one-hot choice. A sample's text therefore depends on (model, prompt,
 decoding, seed, index) only, not on which other samples or prompts shared its batch, so a run
 that was split differently or resumed after a kill reproduces the same samples (up to float
-rounding differences between batch shapes). Stop sequences end a row through a stopping
-criterion that decodes only the last few new tokens of each row; `generate(stop_strings=...)`
-costs seconds per call with some tokenizers.
+rounding differences between batch shapes).
+
+Batches are formed from requests of like prompt length (a batch is as wide as its longest
+prompt), and a row leaves its batch as soon as it ends (a stop sequence or EOS): each `generate`
+call runs until some row ends, and the others go on in the next call on the same KV cache cut
+down to them. Without that, finished rows kept computing until the longest row of their batch
+ended, and batching was slower than one prompt at a time.
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ from benchmarks.generation._spec import BackendSpec
 # are not mixed with new ones.
 SAMPLER_VERSION = "rowseed-v1"
 
+# The batch size when the options give none, by device type (others get cpu's). On a CPU a
+# decoding step of 8 or 16 rows costs little more than one of a single row (reading the weights
+# dominates), while prefill costs the same per prompt token whatever the batch: measured with
+# SmolLM2-135M on 32 HumanEval prompts (greedy, 128 tokens, stops; 2 cores), batches of 16 gave
+# 2.0x the samples/s of one prompt at a time and 8 gave 1.4-1.6x
+# (scripts/bench_hf_generation.py). CUDA keeps the earlier default, which fits the GPU memory
+# of models that need one; it was not measured here.
+BATCH_SIZE_BY_DEVICE = {"cpu": 16, "cuda": 8}
+
 
 def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> str:
     """The model input for `prompt` in chat mode: the tokenizer's chat template applied to
@@ -51,6 +64,15 @@ def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> s
     )
 
 
+def model_input_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> tuple[str, bool]:
+    """(the text the model reads for `prompt`, whether the tokenizer adds its special tokens):
+    the chat template's text in chat mode (which carries its own), else the prompt itself. The
+    one definition of a local model's input, shared by generation and `boi analyze attention`."""
+    if decoding.chat:
+        return chat_prompt_text(tokenizer, prompt, decoding), False
+    return prompt, True
+
+
 @dataclass(frozen=True)
 class HFOptions:
     """Options of the `hf` backend (a local transformers model)."""
@@ -62,17 +84,18 @@ class HFOptions:
     device: str = field(
         default="auto", metadata={"help": "auto (cuda when available), cpu, cuda, cuda:1, ..."}
     )
-    batch_size: int = field(
-        default=8,
+    batch_size: int | None = field(
+        default=None,
         metadata={
             "help": "sequences per generate call (samples of one prompt are one request of at "
-            "most this many)"
+            "most this many); default by device: "
+            + ", ".join(f"{size} on {kind}" for kind, size in BATCH_SIZE_BY_DEVICE.items())
         },
     )
 
     def __post_init__(self) -> None:
         check_choice("dtype", self.dtype, DTYPES)
-        check_positive("batch_size", self.batch_size)
+        check_positive("batch_size", self.batch_size, optional=True)
 
 
 def _tensor_fingerprint(model: Any, tokenizer: Any) -> str:
@@ -106,7 +129,6 @@ class HFBackend(BackendBase):
 
         self.spec = spec
         self.options: HFOptions = spec.options
-        self.max_samples_per_call = self.options.batch_size
         device = self.options.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -115,6 +137,10 @@ class HFBackend(BackendBase):
                 f"backend device {device!r} asked for, but torch sees no CUDA GPU; use cpu."
             )
         self.device = device
+        self.batch_size = self.options.batch_size or BATCH_SIZE_BY_DEVICE.get(
+            torch.device(device).type, BATCH_SIZE_BY_DEVICE["cpu"]
+        )
+        self.max_samples_per_call = self.batch_size
         if model is None or tokenizer is None:
             model, tokenizer, reference = self._load(spec, device)
         else:
@@ -130,6 +156,10 @@ class HFBackend(BackendBase):
         self.eos_token_id = model.generation_config.eos_token_id
         if self.eos_token_id is None:
             self.eos_token_id = tokenizer.eos_token_id
+        eos = self.eos_token_id
+        self._eos_ids = frozenset(
+            [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+        )
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
         self.identity = f"hf|{reference}|{dtype}|{torch.device(device).type}|{SAMPLER_VERSION}"
 
@@ -150,44 +180,98 @@ class HFBackend(BackendBase):
     def complete_many(
         self, requests: Sequence[Request], decoding: DecodingConfig
     ) -> Iterator[tuple[int, list[str]]]:
+        inputs = [self._model_input(request.prompt, decoding) for request in requests]
+        # Requests are batched in order of prompt length: a batch is as wide as its longest
+        # prompt, so mixing a short prompt with a long one spends the long one's prefill and
+        # attention on padding. Results come back in any order (the caller saves each at once).
+        order = sorted(range(len(requests)), key=lambda position: len(inputs[position]))
         # Greedy samples are all the same: one row per request, copied to every index.
         rows_of = [1 if decoding.greedy else len(r.indices) for r in requests]
         batch: list[int] = []
         size = 0
-        for position, rows in enumerate(rows_of):
-            if batch and size + rows > self.options.batch_size:
-                yield from self._run_batch([requests[i] for i in batch], batch, decoding)
+        for position in order:
+            if batch and size + rows_of[position] > self.batch_size:
+                yield from self._run_batch(requests, inputs, batch, decoding)
                 batch, size = [], 0
             batch.append(position)
-            size += rows
+            size += rows_of[position]
         if batch:
-            yield from self._run_batch([requests[i] for i in batch], batch, decoding)
+            yield from self._run_batch(requests, inputs, batch, decoding)
 
     def _model_input(self, prompt: str, decoding: DecodingConfig) -> list[int]:
-        if decoding.chat:
-            text = chat_prompt_text(self.tokenizer, prompt, decoding)
-            return self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return self.tokenizer(prompt)["input_ids"]
+        text, special_tokens = model_input_text(self.tokenizer, prompt, decoding)
+        return self.tokenizer(text, add_special_tokens=special_tokens)["input_ids"]
 
     def _run_batch(
-        self, requests: list[Request], positions: list[int], decoding: DecodingConfig
+        self,
+        requests: Sequence[Request],
+        inputs: list[list[int]],
+        positions: list[int],
+        decoding: DecodingConfig,
     ) -> Iterator[tuple[int, list[str]]]:
+        # lazy: torch is heavy and needed only once a model is loaded
+        import torch
+
+        rows: list[tuple[int, int]] = []  # (position in `requests`, sample index)
+        for position in positions:
+            indices = requests[position].indices
+            rows.extend(
+                (position, index) for index in (indices[:1] if decoding.greedy else indices)
+            )
+        generators = None
+        if not decoding.greedy:
+            generators = []
+            for position, index in rows:
+                generator = torch.Generator(device=self.device)
+                generator.manual_seed(
+                    sample_seed(decoding.seed, requests[position].prompt_hash, index)
+                )
+                generators.append(generator)
+        new_tokens = self._generate(
+            [inputs[position] for position, _ in rows], generators, decoding
+        )
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        by_request: dict[int, list[str]] = {position: [] for position in positions}
+        for (position, _), text in zip(rows, texts, strict=True):
+            by_request[position].append(text)
+        for position, completions in by_request.items():
+            if decoding.greedy:
+                completions = completions * len(requests[position].indices)
+            yield position, completions
+
+    def _generate(
+        self, prompts: list[list[int]], generators: list[Any] | None, decoding: DecodingConfig
+    ) -> list[list[int]]:
+        """The new tokens of each prompt (one row each), generated as one batch that finished
+        rows leave at once.
+
+        A row that has met a stop sequence or EOS would otherwise keep computing until the
+        longest row of its batch ends; with stop sequences most rows end long before
+        max_new_tokens. So each `generate` call runs only until some row finishes
+        (`_UntilARowFinishes`), and the rows still going continue in a new call on the same KV
+        cache cut down to them (`reorder_cache`, which every cache type has for beam search).
+        `generate` derives position ids from the attention mask, so a continued row sees the
+        same positions and mask as in one uninterrupted call.
+        """
         # lazy: torch and transformers are heavy and needed only once a model is loaded
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-        rows: list[tuple[int, list[int], int]] = []  # (request number, input ids, sample index)
-        for number, request in enumerate(requests):
-            ids = self._model_input(request.prompt, decoding)
-            indices = request.indices[:1] if decoding.greedy else request.indices
-            rows.extend((number, ids, index) for index in indices)
-        width = max(len(ids) for _, ids, _ in rows)
         pad = self.tokenizer.pad_token_id
+        width = max(len(ids) for ids in prompts)
         # Left padding keeps every row's last prompt token in the last column.
-        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for _, ids, _ in rows])
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids, _ in rows])
+        input_ids = torch.tensor(
+            [[pad] * (width - len(ids)) + ids for ids in prompts], device=self.device
+        )
+        attention = torch.tensor(
+            [[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device
+        )
+        new_tokens: list[list[int]] = [[] for _ in prompts]
+        live = list(range(len(prompts)))  # the prompt of each batch row still generating
+        cache = None
+        budget = decoding.max_new_tokens
+        stop = decoding.stop if not decoding.chat else ()
         config = GenerationConfig(
-            max_new_tokens=decoding.max_new_tokens,
             do_sample=False,
             num_beams=1,
             pad_token_id=pad,
@@ -198,37 +282,44 @@ class HFBackend(BackendBase):
             temperature=None,
             top_p=None,
             top_k=None,
+            return_dict_in_generate=True,
         )
-        processors = LogitsProcessorList()
-        if not decoding.greedy:
-            generators = []
-            for number, _, index in rows:
-                generator = torch.Generator(device=self.device)
-                generator.manual_seed(
-                    sample_seed(decoding.seed, requests[number].prompt_hash, index)
+        while True:
+            processors = LogitsProcessorList()
+            if generators is not None:
+                processors.append(
+                    _RowSampler(
+                        [generators[row] for row in live], decoding.temperature, decoding.top_p
+                    )
                 )
-                generators.append(generator)
-            processors.append(_RowSampler(generators, decoding.temperature, decoding.top_p))
-        criteria = StoppingCriteriaList()
-        if decoding.stop and not decoding.chat:
-            criteria.append(_StopOnSequences(self.tokenizer, decoding.stop, width))
-        with torch.inference_mode():
-            output = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                generation_config=config,
-                logits_processor=processors,
-                stopping_criteria=criteria,
-            )
-        texts = self.tokenizer.batch_decode(output[:, width:], skip_special_tokens=True)
-        by_request: list[list[str]] = [[] for _ in requests]
-        for (number, _, _), text in zip(rows, texts, strict=True):
-            by_request[number].append(text)
-        for number, request in enumerate(requests):
-            completions = by_request[number]
-            if decoding.greedy:
-                completions = completions * len(request.indices)
-            yield positions[number], completions
+            config.max_new_tokens = budget
+            watch = _UntilARowFinishes(self.tokenizer, stop, self._eos_ids, width)
+            with torch.inference_mode():
+                output = self.model.generate(
+                    input_ids=input_ids,
+                    attention_mask=attention,
+                    past_key_values=cache,
+                    generation_config=config,
+                    logits_processor=processors,
+                    stopping_criteria=StoppingCriteriaList([watch]),
+                )
+            sequences = output.sequences
+            added = sequences.shape[1] - input_ids.shape[1]
+            budget -= added
+            for batch_row, row in enumerate(live):
+                new_tokens[row].extend(sequences[batch_row, input_ids.shape[1] :].tolist())
+            keep = [batch_row for batch_row in range(len(live)) if not watch.finished[batch_row]]
+            if budget <= 0 or not keep:
+                return new_tokens
+            index = torch.tensor(keep, device=self.device)
+            attention = torch.cat(
+                [attention, attention.new_ones((attention.shape[0], added))], dim=1
+            )[index]
+            input_ids = sequences[index]
+            cache = output.past_key_values
+            if cache is not None:  # a model without a cache recomputes from the tokens
+                cache.reorder_cache(index)
+            live = [live[batch_row] for batch_row in keep]
 
 
 class _RowSampler:
@@ -258,20 +349,34 @@ class _RowSampler:
         return onehot
 
 
-class _StopOnSequences:
-    """Ends a row once its new text contains a stop sequence; decodes only each row's last few
-    tokens (a stop sequence of c characters lies within the last c + 1 tokens)."""
+class _UntilARowFinishes:
+    """Ends a `generate` call at the first step where some row finishes, and records which rows
+    did in `finished`: a row finishes with EOS or once its new text contains a stop sequence.
+    Only each row's last few tokens are decoded (a stop sequence of c characters lies within the
+    last c + 1 tokens); `generate(stop_strings=...)` costs seconds per call with some
+    tokenizers."""
 
-    def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_width: int) -> None:
+    def __init__(
+        self, tokenizer: Any, stop: Sequence[str], eos: frozenset[int], prompt_width: int
+    ) -> None:
         self.tokenizer = tokenizer
         self.stop = tuple(stop)
+        self.eos = eos
         self.prompt_width = prompt_width
-        self.window = max(len(s) for s in stop) + 1
+        self.window = max((len(s) for s in stop), default=0) + 1
+        self.finished: list[bool] = []
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         import torch  # lazy: heavy, needed only once a model is loaded
 
-        new = input_ids[:, self.prompt_width :]
-        tails = self.tokenizer.batch_decode(new[:, -self.window :], skip_special_tokens=True)
-        done = [any(s in tail for s in self.stop) for tail in tails]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+        done = [token in self.eos for token in input_ids[:, -1].tolist()]
+        if self.stop:
+            new = input_ids[:, self.prompt_width :]
+            tails = self.tokenizer.batch_decode(new[:, -self.window :], skip_special_tokens=True)
+            done = [
+                d or any(s in tail for s in self.stop) for d, tail in zip(done, tails, strict=True)
+            ]
+        self.finished = done
+        # All rows or none: `generate` returns as soon as one row is done, so the caller can
+        # drop it from the batch.
+        return torch.full((len(done),), any(done), dtype=torch.bool, device=input_ids.device)

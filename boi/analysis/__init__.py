@@ -22,6 +22,10 @@ from benchmarks.report import ReportSection
 
 # name -> (module, one-line help), as `boi.cli.COMMANDS`.
 ANALYSES: dict[str, tuple[str, str]] = {
+    "attention": (
+        "boi.analysis.attention",
+        "attention mass per Block of Influence for each generated token (HF models)",
+    ),
     "hints": (
         "boi.analysis.hints",
         "per-problem hint audit across models: which block each problem depends on",
