@@ -40,12 +40,13 @@ from benchmarks.generation._spec import BackendSpec
 SAMPLER_VERSION = "rowseed-v1"
 
 # The batch size when the options give none, by device type (others get cpu's). On a CPU a
-# decoding step of 8 or 16 rows costs little more than one of a single row (reading the weights
-# dominates), while prefill costs the same per prompt token whatever the batch: measured with
-# SmolLM2-135M on 32 HumanEval prompts (greedy, 128 tokens, stops; 2 cores), batches of 16 gave
-# 2.0x the samples/s of one prompt at a time and 8 gave 1.4-1.6x
-# (scripts/bench_hf_generation.py). CUDA keeps the earlier default, which fits the GPU memory
-# of models that need one; it was not measured here.
+# decoding step of 8 rows costs about 2.3 times one of a single row (reading the weights
+# dominates; SmolLM2-135M, 175 vs 75 ms), while prefill costs the same per prompt token whatever
+# the batch. Since finished rows leave their batch, a bigger batch mostly lets more long rows
+# share their steps: on 32 HumanEval prompts (greedy, 128 tokens, stops; 2 cores) batches of 16
+# made 1.8-2.0x the samples/s of one prompt at a time, 8 made 1.4-1.6x, and 32 made 1.9-2.3x for
+# twice the KV cache of 16 (scripts/bench_hf_generation.py). CUDA keeps the earlier default,
+# which fits the GPU memory of models that need one; it was not measured here.
 BATCH_SIZE_BY_DEVICE = {"cpu": 16, "cuda": 8}
 
 
