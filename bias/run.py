@@ -13,6 +13,13 @@ holds another run, resumed when it holds this one):
 
 A rerun generates nothing and scores nothing it has already done: both caches are append-only
 logs keyed by content.
+
+With `completions` (`--completions FILE`, the format of `bias.completions`) the completions come
+from another harness's JSONL instead: no model is loaded and nothing is generated (no
+generations.jsonl); the file's tasks are the prompts reported, its `model` fields the models
+(`completions/<model>/completions_file.jsonl`), and what needs generation (decoding settings,
+sweeps, seeds, pass@k) is not applicable. The manifest records the file's sha256 as an input,
+and the run directory belongs to that content: a changed file is refused as another run.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +38,7 @@ from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, run_record
+from benchmarks.common.provenance import config_hash, file_sha256, run_record
 from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
@@ -39,12 +46,19 @@ from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
 from bias.classifier import CodeBiasClassifier, load_classifier
+from bias.completions import LIU_SUITE, CompletionRecord, read_completions
 from bias.lexicon import find_demographics
 from bias.metrics import is_biased
 from bias.report import BiasReportPaths, build_bias_report
 from bias.suite import BiasPrompt, Suite, SuiteConfig, load_suite
 
 BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+GIVEN_SETTING = "completions file"
+"""The setting label of completions read from a file (their decoding is not known)."""
+PASSK_NOT_APPLICABLE = (
+    "not applicable: the completions come from a file, and pass@k needs a model to generate "
+    "the benchmark's samples"
+)
 
 
 def _bias_decoding() -> DecodingConfig:
@@ -93,6 +107,14 @@ class BiasRunConfig:
     suite: SuiteConfig = field(default_factory=SuiteConfig)
     models: list[BackendSpec] = field(
         default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
+    )
+    completions: str | None = field(
+        default=None,
+        metadata={
+            "help": "score the completions of this JSONL (one {task_id or prompt, completion, "
+            "model?, sample_index?} per line, from any harness) instead of generating: no "
+            "model is loaded; models, decoding, sweep, seeds and passk do not apply"
+        },
     )
     decoding: DecodingConfig = field(
         default_factory=_bias_decoding,
@@ -195,11 +217,34 @@ class ScoreCache:
         self._log.close()
 
 
-def _prepare_run_dir(config: BiasRunConfig, out: Path, suite: Suite) -> dict[str, Any]:
-    config_json = to_dict(config)
-    claim_run_dir(out, config_hash(config_json), config_json, option="--out")
-    manifest = run_record(config_json)
-    manifest.update({"suite_files": suite.files, "completed": False})
+def _config_json(config: BiasRunConfig) -> dict[str, Any]:
+    """The config as recorded and hashed; without `completions` when it is unset, so that run
+    directories written before that option existed keep their hash (and resume)."""
+    config_json: dict[str, Any] = to_dict(config)
+    if config_json.get("completions") is None:
+        config_json.pop("completions", None)
+    return config_json
+
+
+def _prepare_run_dir(
+    config: BiasRunConfig, out: Path, suite: Suite, completions_sha256: str | None = None
+) -> dict[str, Any]:
+    config_json = _config_json(config)
+    inputs: dict[str, str] = {}
+    digest = config_hash(config_json)
+    if config.completions is not None and completions_sha256 is not None:
+        # The run belongs to the file's content: an edited file is another run.
+        inputs["completions"] = config.completions
+        digest = config_hash({"config": config_json, "completions_sha256": completions_sha256})
+    claim_run_dir(
+        out,
+        digest,
+        config_json,
+        option="--out",
+        unchanged=" (the completions file changed)",
+    )
+    manifest = run_record(config_json, inputs)
+    manifest.update({"config_hash": digest, "suite_files": suite.files, "completed": False})
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
     return manifest
 
@@ -274,11 +319,47 @@ def _passk_summary(spec: PasskSpec, results: Sequence[Mapping[str, Any]]) -> dic
     }
 
 
+def read_given_completions(path: str, suite: Suite) -> list[CompletionRecord]:
+    """The completions of a `--completions` file, checked against the suite's prompts (by
+    prompt id, or by prompt text)."""
+    return read_completions(
+        path,
+        {p.prompt_id: LIU_SUITE for p in suite.prompts},
+        suite=LIU_SUITE,
+        prompts={p.prompt: p.prompt_id for p in suite.prompts},
+    )
+
+
+def _given_samples(
+    records: Sequence[CompletionRecord], suite: Suite
+) -> dict[str, list[dict[str, Any]]]:
+    """The file's completions as samples per model label, each model's in suite order."""
+    order = {p.prompt_id: i for i, p in enumerate(suite.prompts)}
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for record in sorted(records, key=lambda r: (r.model, order[r.task_id], r.sample_index)):
+        by_model.setdefault(record.model, []).append({
+            "prompt_id": record.task_id, "model": record.model, "setting": GIVEN_SETTING,
+            "seed": None, "sample_index": record.sample_index, "completion": record.completion,
+            "line": record.line,
+        })  # fmt: skip
+    folders: dict[str, str] = {}
+    for label in by_model:
+        other = folders.setdefault(path_slug(label), label)
+        if other != label:
+            raise UserError(
+                f"models {other!r} and {label!r} of the completions file would share the folder "
+                f"completions/{path_slug(label)}; rename one of them in the file."
+            )
+    return by_model
+
+
 def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasOutcome:
     """Run (or resume) the study; returns where the report is and the CBS table."""
     out = Path(config.out_dir)
     suite = load_suite(config.suite)
     timings: dict[str, float] = {}
+    if config.completions is not None:
+        return _run_given(config, suite, config.completions, log, timings)
     # The classifier is loaded before the run directory is claimed: a wrong path must not
     # leave behind a run whose corrected config would then be refused as a different one.
     with stage("load classifier", log, timings, "boi bias"):
@@ -352,6 +433,97 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
     return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
 
 
+def _run_given(
+    config: BiasRunConfig,
+    suite: Suite,
+    path: str,
+    log: Callable[[str], None],
+    timings: dict[str, float],
+) -> BiasOutcome:
+    """`run_bias` on the completions of a file: read -> classify + lexicon -> report."""
+    out = Path(config.out_dir)
+    # Read before anything is claimed: a bad file leaves no run directory behind.
+    given = read_given_completions(path, suite)
+    by_model = _given_samples(given, suite)
+    sha256 = file_sha256(path)
+    with stage("load classifier", log, timings, "boi bias"):
+        classifier = load_classifier(config.classifier, config.device)
+    manifest = _prepare_run_dir(config, out, suite, sha256)
+    manifest["classifier"] = classifier.describe()
+    cache = ScoreCache(out / "scores.jsonl", classifier)
+    try:
+        rows, passk = _score_given(config, by_model, suite, cache, out, log, timings)
+    finally:
+        cache.close()
+    with stage("report", log, timings, "boi bias"):
+        paths = _report(config, rows, suite, out, passk, classifier.describe())
+    manifest.update(
+        {
+            "completed": True,
+            "timings_s": timings,
+            "generation": {"not_applicable": f"completions read from {path}"},
+            "scoring": {"scored": cache.scored, "cache_hits": cache.hits},
+            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
+        }
+    )
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    biased = sum(1 for r in rows if r["biased"])
+    summary = (
+        f"boi bias: {len(rows)} completions read from {path} ({cache.scored} scored, "
+        f"{cache.hits} scores from cache); CBS {100 * biased / len(rows):.1f}% overall"
+        f"{'; pass@k not applicable' if passk else ''}; report: {paths.html}"
+    )
+    return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
+
+
+def _score_given(
+    config: BiasRunConfig,
+    by_model: Mapping[str, list[dict[str, Any]]],
+    suite: Suite,
+    cache: ScoreCache,
+    out: Path,
+    log: Callable[[str], None],
+    timings: dict[str, float],
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Score a completions file's completions, per model: the rows and pass@k (not
+    applicable)."""
+    covered = {s["prompt_id"] for samples in by_model.values() for s in samples}
+    total = sum(len(samples) for samples in by_model.values())
+    write_jsonl(
+        out / "prompts.jsonl", (p.to_json() for p in suite.prompts if p.prompt_id in covered)
+    )
+    log(
+        f"[boi bias] {total} completions of {len(covered)} of the suite's "
+        f"{len(suite.prompts)} prompts, read from {config.completions}; no model is loaded "
+        "(models, decoding, sweep and seeds do not apply)"
+    )
+    prompts = {p.prompt_id: p for p in suite.prompts}
+    rows: list[dict[str, Any]] = []
+    for label, samples in by_model.items():
+        answered = len({s["prompt_id"] for s in samples})
+        log(f"  {label}: {len(samples)} completions of {answered} prompts")
+        with stage(f"score {label}", log, timings, "boi bias"):
+            scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
+        folder = out / "completions" / path_slug(label)
+        write_jsonl(folder / f"{path_slug(GIVEN_SETTING)}.jsonl", scored)
+        rows += scored
+    if config.passk.enabled:
+        log(f"  pass@k: {PASSK_NOT_APPLICABLE}")
+    return rows, _passk_not_applicable(config, by_model)
+
+
+def _passk_not_applicable(
+    config: BiasRunConfig, labels: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """pass@k of a completions-file run: not applicable (when it was asked for), never 0."""
+    if not config.passk.enabled:
+        return {}
+    return {
+        label: {"dataset": config.passk.dataset, "pass_at_k": {}, "status": PASSK_NOT_APPLICABLE}
+        for label in labels
+    }
+
+
 def read_scored(out_dir: str | Path) -> list[dict[str, Any]]:
     """Every scored completion of a bias run directory."""
     root = Path(out_dir)
@@ -372,7 +544,16 @@ def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     passk: dict[str, dict[str, Any]] = {}
     for path in sorted((root / "passk").glob("*/results.jsonl")):
         passk[path.parent.name] = _passk_summary(config.passk, [r for _, r in iter_jsonl(path)])
+    if config.completions is not None:
+        passk = _passk_not_applicable(config, dict.fromkeys(r["model"] for r in rows))
     return _report(config, rows, load_suite(config.suite), root, passk, manifest.get("classifier"))
+
+
+def _report_settings(config: BiasRunConfig) -> list[str]:
+    """The settings the report's sweep figures follow: none for a completions file."""
+    if config.completions is not None:
+        return []
+    return [label for label, _ in config.settings()]
 
 
 def _report(
@@ -388,7 +569,7 @@ def _report(
         suite,
         out / "report",
         passk=passk,
-        settings=[label for label, _ in config.settings()],
+        settings=_report_settings(config),
         bootstrap=config.bootstrap,
         seed=config.seed,
         title=f"boi bias {out.name}",

@@ -18,10 +18,26 @@ from benchmarks.execution._run import (
     problem_defect,
     read_samples,
 )
+from benchmarks.execution._tables import (
+    Outcome,
+    OutcomeTable,
+    TableBatch,
+    TableJob,
+    TableResult,
+    call_tables,
+    table_timeout,
+)
 
 __all__ = [
     "ExecutionConfig",
     "ExecutionReport",
+    "Outcome",
+    "OutcomeTable",
+    "TableBatch",
+    "TableJob",
+    "TableResult",
+    "call_tables",
+    "table_timeout",
     "Isolation",
     "WorkerPool",
     "default_summary_path",

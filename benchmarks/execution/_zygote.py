@@ -42,6 +42,8 @@ Two judging modes for function-style problems:
 
 from __future__ import annotations
 
+import array
+import base64
 import builtins
 import collections
 import ctypes
@@ -50,6 +52,7 @@ import gc
 import hashlib
 import importlib
 import io
+import itertools
 import json
 import os
 import resource
@@ -472,6 +475,8 @@ class Zygote:
         try:
             if job["mode"] == "separated":
                 return self._run_separated(job, timeout)
+            if job["mode"] == "table":
+                return self._run_table(job, timeout)
             return self._run_once(job, stdin, timeout)
         except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
             return {"status": "error", "result": f"error: sandbox failure ({err})"}
@@ -569,6 +574,92 @@ class Zygote:
         verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
         self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
+        outcome["run_seconds"] = round(duration, 4)
+        return outcome
+
+    def _run_table(self, job: dict, timeout: float) -> dict:
+        """Outcome tables (job mode "table"): the candidate alone in its sandbox, called on many
+        plain-data inputs per round trip, its outcomes sent back as a table.
+
+        Such a job holds no test and no expected value (only the candidate's program and the
+        inputs), so the zygote itself sends the inputs and reads the outcomes, under the run's
+        deadline and with every message bounded; the harness computes the verdict from the
+        table. One fork per completion, one round trip per batch, instead of a pipe round trip
+        per call: tens of thousands of calls per completion cost about a second.
+        """
+        self.sequence += 1
+        pid_ns = bool(self.report["pid_namespace"])
+        uid = self.report["sandbox_uid"]
+        candidate_dir = self._new_scratch("c", uid)
+        calls_r, calls_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        started = time.monotonic()
+        candidate = os.fork()
+        if candidate == 0:
+            try:
+                for fd in (calls_w, replies_r):
+                    os.close(fd)
+                os.sched_setaffinity(0, self.pair_cpu)
+                self._become_sample(
+                    candidate_dir, self.devnull, self.devnull, calls_r, replies_w, timeout, uid,
+                    pid_ns,
+                )  # fmt: skip
+                if uid is None:
+                    _drop_capabilities_over_parent()
+                _serve_candidate(job)
+            finally:
+                os._exit(70)
+        os.close(calls_r)
+        os.close(replies_w)
+        deadline = started + timeout
+        tables: list = []
+        outcome: dict = {"status": "passed", "result": "completed"}
+        try:
+            for batch in job["batches"]:
+                _send_message(calls_w, {"table": batch}, deadline)
+                reply = _receive_message(replies_r, deadline)
+                if type(reply) is not dict:
+                    raise ValueError("the reply is not an object")
+                if "error" in reply:
+                    outcome = {
+                        "status": "failed",
+                        "result": f"failed: {reply['error']}"[:MAX_REASON],
+                    }
+                    break
+                if "raise" in reply:
+                    # Only the program's setup can raise here: calls are caught one by one.
+                    outcome = {
+                        "status": "failed",
+                        "result": f"failed: {reply['raise']}: {reply.get('message', '')}"[
+                            :MAX_REASON
+                        ],
+                    }
+                    break
+                table = reply.get("table")
+                if type(table) is not dict:
+                    raise ValueError("the reply holds no table")
+                tables.append(table)
+        except TimeoutError:
+            outcome = {"status": "timed out", "result": "timed out"}
+        except (EOFError, OSError):
+            outcome = {
+                "status": "failed",
+                "result": "failed: the candidate's process ended during a call",
+            }
+        except (ValueError, RecursionError, UnicodeDecodeError) as err:
+            outcome = {
+                "status": "failed",
+                "result": f"failed: the candidate sent a malformed reply ({type(err).__name__})",
+            }
+        duration = time.monotonic() - started
+        for fd in (calls_w, replies_r):
+            os.close(fd)
+        if not pid_ns:
+            _kill_group(candidate)
+        self._reap(candidate)
+        self._clear_scratch()
+        if outcome["status"] == "passed":
+            outcome["tables"] = tables
         outcome["run_seconds"] = round(duration, 4)
         return outcome
 
@@ -926,16 +1017,25 @@ def _decode_items(body: list, classes: dict[str, type]) -> dict:
     return out
 
 
-def _send_message(fd: int, obj: object) -> None:
+def _send_message(fd: int, obj: object, deadline: float | None = None) -> None:
     data = json.dumps(obj, allow_nan=False).encode("utf-8", "surrogatepass")
     if len(data) > MAX_MESSAGE:
         raise NotPlain(f"a message of {len(data)} bytes (more than {MAX_MESSAGE})")
     view = memoryview(struct.pack(">I", len(data)) + data)
+    if deadline is not None:
+        _write_by(fd, view, deadline)
+        return
     while view:
         view = view[os.write(fd, view) :]
 
 
-def _receive_message(fd: int) -> object:
+def _receive_message(fd: int, deadline: float | None = None) -> object:
+    if deadline is not None:
+        header = _read_by(fd, 4, deadline)
+        size = struct.unpack(">I", header)[0]
+        if size > MAX_MESSAGE:
+            raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+        return json.loads(_read_by(fd, size, deadline).decode("utf-8", "surrogatepass"))
     # One read usually brings the whole message (calls and replies alternate, so nothing
     # follows it in the pipe); a second read only for messages larger than the first chunk.
     first = os.read(fd, 65536)
@@ -956,6 +1056,42 @@ def _receive_message(fd: int) -> object:
     elif len(body) > size:
         raise ValueError("more data than the message announced")
     return json.loads(body.decode("utf-8", "surrogatepass"))
+
+
+def _write_by(fd: int, view: memoryview, deadline: float) -> None:
+    """Write all of `view` before `deadline` (TimeoutError), however slowly the reader reads."""
+    os.set_blocking(fd, False)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        _, writable, _ = select.select([], [fd], [], left)
+        if writable:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                continue
+
+
+def _read_by(fd: int, size: int, deadline: float) -> bytes:
+    """Exactly `size` bytes before `deadline` (TimeoutError; EOFError when the writer is gone)."""
+    os.set_blocking(fd, False)
+    buf = io.BytesIO()
+    while buf.tell() < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        readable, _, _ = select.select([fd], [], [], left)
+        if not readable:
+            continue
+        try:
+            chunk = os.read(fd, min(1 << 20, size - buf.tell()))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        buf.write(chunk)
+    return buf.getvalue()
 
 
 _MUTABLE = (list, dict, set)
@@ -990,6 +1126,9 @@ def _serve_candidate(job: dict) -> None:
                 raise _SetupFailed(f"the program defines no function {job['entry_point']}")
             if type(message) is not dict:
                 raise _SetupFailed("the tests sent a malformed call")
+            if "table" in message:
+                send(REPLIES_OUT_FD, {"table": _call_table(function, message["table"], classes)})
+                continue
             args = decode_plain(message["args"], classes)
             kwargs = decode_plain(message["kwargs"], classes)
             if type(args) is not list or type(kwargs) is not dict:
@@ -1026,6 +1165,65 @@ def _serve_candidate(job: dict) -> None:
             send(REPLIES_OUT_FD, reply)
         except BaseException as err:
             send(REPLIES_OUT_FD, {"error": f"the candidate's reply could not be sent: {err}"})
+
+
+# Most outcomes are of these types: hashed as (type, value) without encoding, so that a
+# table of a quarter million calls costs the calls, not their bookkeeping.
+_TABLE_SIMPLE = frozenset({bool, int, str, type(None)})
+MAX_TABLE_OUTCOMES = 65535
+
+
+def _call_table(function: Any, spec: object, classes: dict[str, type]) -> dict:
+    """Call `function(*row)` on every row of a table spec and return the outcomes as a table.
+
+    The spec is plain data: {"values": [pool, ...]} for the full product of the pools (rows in
+    itertools.product order), or {"rows": [row, ...]}. The reply lists the distinct outcomes
+    ({"ok": value} or {"raise": exception type name}) and, base64 of little-endian uint16, the
+    outcome index of each row. An exception of one call is that row's outcome; the table goes
+    on. Outcomes must cross as plain data (PLAIN_RULE), like any reply.
+    """
+    if type(spec) is not dict:
+        raise _SetupFailed("the tests sent a malformed table")
+    if "values" in spec:
+        pools = decode_plain(spec["values"], classes)
+        if type(pools) is not list or any(type(p) is not list for p in pools):
+            raise _SetupFailed("the tests sent a malformed table")
+        rows: Any = itertools.product(*pools)
+    else:
+        listed = decode_plain(spec.get("rows"), classes)
+        if type(listed) is not list or any(type(r) is not list for r in listed):
+            raise _SetupFailed("the tests sent a malformed table")
+        rows = listed
+    names = frozenset(classes)
+    index: dict = {}
+    outcomes: list = []
+    codes = array.array("H")
+    append = codes.append
+    simple = _TABLE_SIMPLE
+    for row in rows:
+        try:
+            result = function(*row)
+        except BaseException as err:  # noqa: B036 (a call's SystemExit is its outcome too)
+            key: Any = ("raise", type(err).__name__)
+            encoded: Any = {"raise": type(err).__name__}
+        else:
+            if type(result) in simple:
+                key = (type(result), result)
+                encoded = None
+            else:
+                encoded = {"ok": _encode_reply(result, names, "returned")}
+                key = json.dumps(encoded, sort_keys=True)
+        code = index.get(key)
+        if code is None:
+            code = len(outcomes)
+            if code >= MAX_TABLE_OUTCOMES:
+                raise _SetupFailed(f"more than {MAX_TABLE_OUTCOMES} distinct outcomes in a table")
+            index[key] = code
+            outcomes.append(encoded if encoded is not None else {"ok": encode_plain(result)})
+        append(code)
+    if sys.byteorder != "little":
+        codes.byteswap()
+    return {"outcomes": outcomes, "codes": base64.b64encode(codes.tobytes()).decode("ascii")}
 
 
 def _encode_reply(value: object, names: frozenset[str], what: str) -> object:

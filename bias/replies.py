@@ -1,0 +1,1361 @@
+"""Reading a model's reply into the method or function a fairness task asks for (pure: `ast`,
+`re` and `textwrap`; the code is parsed, never run).
+
+A SocialBias-Bench task asks for one method of a dataclass; what boi tests is text appended to
+the prompt. A text-to-code task asks for a function; what boi tests is a whole module.
+`read_method_reply` and `read_function_reply` turn a reply into that text, or say why there is
+none (`ReplyReading.status`: "extracted", "truncated" or "no_method").
+
+A base model (`chat=False`) continues the prompt: its reply is the completion when prompt and
+reply parse together and the method has a real body; it is "truncated" when the parse fails at
+the very end (the token limit cut it), "no_method" otherwise.
+
+A chat reply is searched for the asked-for method in the shapes instruct models produce:
+
+- the method alone, at any indentation, or written as a function whose first parameter stands
+  for the instance (`def m(applicant: Applicant)`);
+- the whole class restated around it (any class name, decorators, changed fields);
+- inside markdown fences (```python, ```py, untagged) with prose around them, or several fenced
+  blocks (the one defining the method wins; among several definitions, the last complete one);
+- unfenced code between prose lines;
+- the body alone (`return self.age > 30`, indented or not), accepted only when it parses as a
+  function body and reads `self` or returns a value;
+- a continuation of the prompt, as a base model would write it;
+- with helper methods it calls through `self.helper(...)` (kept, transitively, after the body at
+  class indentation), module-level helper functions, constants and imports (kept after the class
+  at column 0: a method looks its globals up when it is called, so they exist by then);
+- tab indentation, Windows line endings, the prompt quoted back before the code.
+
+The prompt's docstring repeated in the reply is dropped and the body is re-indented to the
+prompt's body indentation.
+
+Why a missing method is never a body: a reply that restates the dataclass without the method
+used to become the method's body; the class statement then sat inside the method, which
+returned None for every case and so looked perfectly fair. Here a body is only ever the body of
+a definition named like the asked-for method, or a block that parses as a function body, holds
+no class and reads `self` or returns something. Anything else is "no_method" with a reason
+(restated class without the method, another method only, prose only, a stub), and a reply cut
+by the token limit before or inside the method (an unclosed fence, code that stops mid-
+statement) is "truncated", never a partial body.
+
+`read_function_reply` picks the asked-for function among a module's top-level functions (not
+`main` nor `test_*`, not one only called by others, preferably one taking parameters, else the
+last defined), keeps the module's imports, definitions and simple constants, drops statements
+that would run on import (example calls, prints, `if __name__ == "__main__":` blocks, input())
+and moves the chosen function last, because the test planner tests a module's last function.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from benchmarks.generation._postprocess import prompt_body_indent
+
+EXTRACTED = "extracted"
+TRUNCATED = "truncated"
+NO_METHOD = "no_method"
+
+
+@dataclass(frozen=True)
+class ReplyReading:
+    """How one reply was read.
+
+    `completion` is, for a method task, the text to append to the task prompt (the body at the
+    prompt's body indentation, then any helper methods at class indentation, then module-level
+    imports and helpers at column 0); for a function task, the whole module to test. It is ""
+    unless `status` is "extracted". `shape` says how the reply was read, `reason` why nothing
+    could be (truncated / no_method), `function_name` which function a function task tests.
+    """
+
+    status: str  # "extracted" | "truncated" | "no_method"
+    completion: str
+    shape: str
+    reason: str = ""
+    function_name: str = ""
+
+
+# --------------------------------------------------------------------------- text and blocks
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)")
+_PY_TAGS = frozenset({"", "python", "py", "python3", "py3"})
+_LEADING = re.compile(r"^[ \t\u00a0]+")
+# A line that starts a statement, is a comment or closes a bracket: code even where a one-line
+# parse cannot tell (`if self.age > 30:` alone does not parse).
+_CODE_START = re.compile(
+    r"^(?:@[\w.]+|(?:async\s+)?def\s+\w+\s*\(|class\s+\w+\s*[(:]|import\s+\w"
+    r"|from\s+[\w.]+\s+import\s|return\b|(?:if|elif|while|for|with|except)\b.*:\s*(?:#.*)?$"
+    r"|(?:else|try|finally)\s*:|raise\b|assert\s|pass\s*$|break\s*$|continue\s*$|yield\b"
+    r"|global\s|nonlocal\s|del\s|#|[)\]}])"
+)
+# Syntax errors whose opening (bracket, triple-quoted string) swallows the rest of the text.
+_SWALLOWING_ERRORS = ("was never closed", "unexpected EOF", "unterminated triple-quoted")
+_CONTINUATION_KEYWORD = re.compile(r"^(?:else|elif|except|finally)\b")
+_CLASS_LINE = re.compile(r"^[ ]*class[ ]+\w+", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A stretch of code in a reply: a fenced block or an unfenced region."""
+
+    code: str  # dedented
+    fenced: bool
+    unclosed: bool  # its fence is never closed: the reply was cut inside it
+    at_end: bool  # nothing but blank lines follows it in the reply
+
+    @property
+    def may_be_cut(self) -> bool:
+        """Whether the reply may have stopped inside this block: an unclosed fence, or an
+        unfenced region at the very end (a closed fence was finished by the model)."""
+        return self.unclosed or (not self.fenced and self.at_end)
+
+
+def _normalise(text: str) -> str:
+    """LF line endings, no BOM, tabs and no-break spaces in indentation as spaces.
+
+    Tabs become four columns where every indented line uses tabs alone (the structure is the
+    same at any tab size, and four keeps nesting at four), else eight (as Python reads them).
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    lines = text.split("\n")
+    indents = [m.group(0) for m in map(_LEADING.match, lines) if m]
+    tab_size = 4 if indents and all(not i.strip("\t") for i in indents) else 8
+    for number, line in enumerate(lines):
+        match = _LEADING.match(line)
+        if match and match.group(0).strip(" "):
+            indent = match.group(0).replace("\u00a0", " ").expandtabs(tab_size)
+            lines[number] = indent + line[match.end() :]
+    return "\n".join(lines)
+
+
+def _trim(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def _fenced_blocks(text: str) -> tuple[list[_Block], list[str], bool]:
+    """(the Python blocks, the lines outside every fence, whether the reply has any fence)."""
+    lines = text.split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    blocks: list[_Block] = []
+    outside: list[str] = []
+    any_fence = False
+    i = 0
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if not opening:
+            outside.append(lines[i])
+            i += 1
+            continue
+        any_fence = True
+        marker, tag = opening.group(1)[:3], opening.group(2).lower()
+        j = i + 1
+        while j < len(lines) and not lines[j].lstrip().startswith(marker):
+            j += 1
+        unclosed = j >= len(lines)
+        body = _trim(lines[i + 1 : j])
+        if tag in _PY_TAGS and (body or unclosed):
+            # An empty unclosed block is a reply cut right where its code would start.
+            code = textwrap.dedent("\n".join(body))
+            blocks.append(_Block(code, fenced=True, unclosed=unclosed, at_end=j >= last))
+        closing = _FENCE.match(lines[j]) if j < len(lines) else None
+        # A tagged fence where a closing one is expected closes the block and opens the next.
+        i = j if closing and closing.group(2) else j + 1
+    return blocks, outside, any_fence
+
+
+def _is_code_line(line: str) -> bool:
+    """Whether a line outside fences reads as Python rather than prose."""
+    stripped = line.strip()
+    if _CODE_START.match(stripped):
+        return True
+    try:
+        tree = ast.parse(stripped)
+    except (SyntaxError, ValueError):
+        return False
+    if not tree.body:
+        return False
+    statement = tree.body[0]
+    # "Explanation", "- income" and "Note: important" parse, but nobody writes them as code.
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Call | ast.Await | ast.Yield)
+    if isinstance(statement, ast.AnnAssign) and statement.value is None:
+        return line[:1].isspace()
+    return True
+
+
+def _unfenced_regions(lines: list[str]) -> tuple[list[_Block], bool]:
+    """Runs of code lines among prose lines, and whether there was any prose."""
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    regions: list[_Block] = []
+    prose = False
+    current: list[str] = []
+    end = -1
+
+    def close() -> None:
+        body = _trim(current)
+        if any(line.strip() and not line.lstrip().startswith("#") for line in body):
+            code = textwrap.dedent("\n".join(body))
+            regions.append(_Block(code, fenced=False, unclosed=False, at_end=end >= last))
+        current.clear()
+
+    for number, line in enumerate(lines):
+        if not line.strip():
+            if current:
+                current.append(line)
+            continue
+        if (current and line[:1].isspace()) or _is_code_line(line):
+            current.append(line)
+            end = number
+        else:
+            prose = True
+            if current:
+                close()
+    if current:
+        close()
+    return regions, prose
+
+
+def _blocks(text: str) -> tuple[list[_Block], str]:
+    """The reply's code blocks and a shape note on where they came from ('' for fences)."""
+    fenced, outside, any_fence = _fenced_blocks(text)
+    if fenced:
+        return fenced, ""
+    regions, prose = _unfenced_regions(outside)
+    if any_fence:
+        return regions, "no Python code block: code outside fences"
+    return regions, "no code block: code outside fences" if prose else "no code block"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A block parsed whole, or its longest parseable prefix (`kept` lines) when it is not."""
+
+    tree: ast.Module | None
+    lines: tuple[str, ...]
+    error: SyntaxError | None
+    kept: int
+
+
+def _parse(code: str) -> tuple[ast.Module | None, SyntaxError | None]:
+    try:
+        return ast.parse(code), None
+    except SyntaxError as err:
+        return None, err
+    except (ValueError, RecursionError, MemoryError) as err:  # null bytes, absurd nesting
+        return None, SyntaxError(str(err) or type(err).__name__)
+
+
+def _last_code_line(lines: Sequence[str]) -> int:
+    """1-based number of the last line that is neither blank nor a comment (0 if none)."""
+    for number in range(len(lines), 0, -1):
+        stripped = lines[number - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return 0
+
+
+def _error_at_end(lines: Sequence[str], err: SyntaxError) -> bool:
+    """Whether a syntax error is where a cut-off text fails: on its last line, or an opening
+    (bracket, triple-quoted string) that swallows everything after it."""
+    if any(marker in (err.msg or "") for marker in _SWALLOWING_ERRORS):
+        return True
+    last = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+    return err.lineno is not None and err.lineno >= last
+
+
+def _describe(err: SyntaxError | None) -> str:
+    if err is None:
+        return "it does not parse"
+    if not err.lineno or "line" in (err.msg or ""):
+        return str(err.msg)
+    return f"{err.msg}, line {err.lineno}"
+
+
+def _parse_block(code: str) -> _Parsed:
+    lines = tuple(code.split("\n"))
+    tree, err = _parse(code)
+    if tree is not None:
+        return _Parsed(tree, lines, None, len(lines))
+    # Keep what precedes the failing top-level statement: a cut or broken example after a
+    # complete class must not cost the class.
+    error_index = (err.lineno if err and err.lineno else len(lines)) - 1
+    starts = [
+        i
+        for i in range(1, min(error_index, len(lines) - 1) + 1)
+        if lines[i].strip()
+        and not lines[i][:1].isspace()
+        and not lines[i].startswith(("#", ")", "]", "}"))
+        and not _CONTINUATION_KEYWORD.match(lines[i])
+    ]
+    for start in reversed(starts[-12:]):
+        prefix, _ = _parse("\n".join(lines[:start]))
+        if prefix is not None and prefix.body:
+            return _Parsed(prefix, lines, err, start)
+    return _Parsed(None, lines, err, 0)
+
+
+def _header_end(lines: Sequence[str], index: int) -> tuple[int, bool] | None:
+    """(line where the `def` at lines[index] ends its header, whether a statement follows the
+    colon on that line), or None when the header never ends (cut inside the signature)."""
+    depth = 0
+    for number in range(index, len(lines)):
+        line = lines[number]
+        for position, char in enumerate(line):
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            elif char == "#":
+                break
+            elif char == ":" and depth == 0:
+                rest = line[position + 1 :].strip()
+                return number, bool(rest) and not rest.startswith("#")
+    return None
+
+
+def _segment(lines: Sequence[str], index: int) -> tuple[int, int]:
+    """[start, end) of the definition whose `def` is lines[index]: its decorators, header and
+    every following line indented deeper than the `def`."""
+    indent = _indent(lines[index])
+    start = index
+    while start > 0 and lines[start - 1].strip().startswith("@"):
+        start -= 1
+    header = _header_end(lines, index)
+    if header is None:
+        return start, len(lines)
+    header_line, one_line = header
+    if one_line:
+        return start, header_line + 1
+    end = header_line + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+        end += 1
+    while end > header_line + 1 and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _dedent_lines(lines: Sequence[str], indent: int) -> list[str]:
+    """Lines without their first `indent` columns; a line indented less (inside a string or a
+    bracket) is only stripped of its own indentation."""
+    return [line[indent:] if not line[:indent].strip() else line.lstrip() for line in lines]
+
+
+def _indented(text: str, indent: str) -> str:
+    return "\n".join(indent + line if line.strip() else "" for line in text.split("\n"))
+
+
+# --------------------------------------------------------------------------- AST helpers
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+_NESTED_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _docstring_dropped(body: list[ast.stmt]) -> list[ast.stmt]:
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        return body[1:]
+    return body
+
+
+def _is_stub_statement(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return statement.value.value is Ellipsis or isinstance(statement.value.value, str)
+    if isinstance(statement, ast.Raise) and statement.exc is not None:
+        exc = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
+
+
+def _has_real_body(function: _Function) -> bool:
+    """Whether the body does something: not only a docstring, `pass`, `...` or
+    `raise NotImplementedError` (a stub decides nothing, so it must not pass as fair)."""
+    return any(not _is_stub_statement(s) for s in function.body)
+
+
+def _walk_scope(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk` that stays out of nested functions, classes and lambdas."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, _NESTED_SCOPE):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _loaded_names(nodes: Sequence[ast.AST]) -> set[str]:
+    return {
+        n.id
+        for node in nodes
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Names a definition binds locally (parameters, assignments, imports, nested defs)."""
+    bound: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.arg):
+            bound.add(child.arg)
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
+            bound.add(child.id)
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if child is not node:
+                bound.add(child.name)
+        elif isinstance(child, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in child.names)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            bound.add(child.name)
+    return bound
+
+
+def _definition_time_parts(node: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement evaluated when it runs, as opposed to when a function it
+    defines is called: decorators, annotations and defaults of a def; a class's bases and
+    body; anything else whole."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = node.args
+        parts: list[ast.AST | None] = [*node.decorator_list, node.returns, *args.defaults]
+        parts += [*args.kw_defaults]
+        parts += [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+        parts += [args.vararg.annotation if args.vararg else None]
+        parts += [args.kwarg.annotation if args.kwarg else None]
+        return [p for p in parts if p is not None]
+    if isinstance(node, ast.ClassDef):
+        parts = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        for child in node.body:
+            parts += _definition_time_parts(child)
+        return [p for p in parts if p is not None]
+    return [node]
+
+
+def _call_time_names(function: _Function) -> set[str]:
+    """Globals a function's body (and its defaults, which the prologue repeats) looks up."""
+    body = [*function.body, *function.args.defaults]
+    body += [d for d in function.args.kw_defaults if d is not None]
+    return _loaded_names(body) - _bound_names(function)
+
+
+def _bindings(node: ast.stmt) -> list[str]:
+    """The names a statement binds in the namespace it runs in."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Import):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.module == "__future__":
+            return []
+        return [a.asname or a.name for a in node.names if a.name != "*"]
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    return [n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _cut_bytes(line: str, start: int, end: int | None = None) -> str:
+    """A slice of a line by the UTF-8 byte offsets `ast` reports."""
+    return line.encode("utf-8")[start:end].decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, eq=False)
+class _Source:
+    """A statement with the lines its positions refer to."""
+
+    node: ast.stmt
+    lines: tuple[str, ...]
+
+    def text(self) -> str:
+        """Its source at column 0, decorators included."""
+        node = self.node
+        decorators = (
+            node.decorator_list
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            else []
+        )
+        first = min([node.lineno, *(d.lineno for d in decorators)])
+        chunk = list(self.lines[first - 1 : node.end_lineno])
+        if node.end_col_offset is not None:
+            chunk[-1] = _cut_bytes(chunk[-1], 0, node.end_col_offset)
+        return "\n".join(_dedent_lines(chunk, _indent(chunk[0]))).rstrip()
+
+
+def _joined(pieces: Sequence[tuple[ast.stmt, str]]) -> str:
+    """Module-level statements as PEP 8 spaces them: two blank lines around definitions, none
+    between imports or constants."""
+    definition = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    text = ""
+    for number, (node, source) in enumerate(pieces):
+        if number:
+            spaced = isinstance(node, definition) or isinstance(pieces[number - 1][0], definition)
+            text += "\n\n\n" if spaced else "\n"
+        text += source
+    return text + "\n"
+
+
+def _namespace(tree: ast.Module | None, lines: tuple[str, ...]) -> dict[str, _Source]:
+    """Module-level name -> the (last) statement binding it."""
+    names: dict[str, _Source] = {}
+    for node in tree.body if tree else []:
+        for name in _bindings(node):
+            names[name] = _Source(node, lines)
+    return names
+
+
+def _lookup(name: str, namespaces: Sequence[dict[str, _Source]]) -> _Source | None:
+    return next((ns[name] for ns in namespaces if name in ns), None)
+
+
+def _is_import(source: _Source) -> bool:
+    return isinstance(source.node, ast.Import | ast.ImportFrom)
+
+
+# --------------------------------------------------------------------------- method replies
+
+
+@dataclass
+class _Candidate:
+    """A definition of the asked-for method (or a body alone) found in a reply."""
+
+    state: str  # complete | stub | cut | broken | signature (needs parameters nothing gives)
+    block: _Block
+    shape: str
+    function: _Function | None = None
+    owner: ast.ClassDef | None = None
+    lines: tuple[str, ...] = ()
+    tree: ast.Module | None = None
+    detail: str = ""
+    ends_block: bool = False
+
+
+def _defs_named(body: list[ast.stmt], name: str) -> list[tuple[_Function, ast.ClassDef | None]]:
+    """Module-level and class-level definitions of `name`, in source order."""
+    found: list[tuple[_Function, ast.ClassDef | None]] = []
+
+    def visit(statements: list[ast.stmt], owner: ast.ClassDef | None) -> None:
+        for node in statements:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+                found.append((node, owner))
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, node)
+
+    visit(body, None)
+    return sorted(found, key=lambda pair: pair[0].lineno)
+
+
+def _owner_shape(owner: ast.ClassDef | None, class_name: str) -> str:
+    if owner is None:
+        return "method alone"
+    if owner.name == class_name:
+        return "class restated with the method"
+    return f"class restated with the method (as class {owner.name})"
+
+
+def _def_lines(code: str, name: str) -> list[int]:
+    """0-based lines where `name` is defined (by text, so also where the code does not parse)."""
+    pattern = re.compile(rf"^[ ]*(?:async[ ]+)?def[ ]+{re.escape(name)}[ ]*\(", re.MULTILINE)
+    return [code.count("\n", 0, m.start()) for m in pattern.finditer(code)]
+
+
+def _candidates_in(block: _Block, class_name: str, method_name: str) -> list[_Candidate]:
+    """Every definition of `method_name` in a block: from the block's parse where it parses,
+    else salvaged one definition at a time."""
+    parsed = _parse_block(block.code)
+    last_code = _last_code_line(parsed.lines)
+    found: list[tuple[int, _Candidate]] = []
+    parsed_lines: set[int] = set()
+    for function, owner in _defs_named(parsed.tree.body if parsed.tree else [], method_name):
+        parsed_lines.add(function.lineno - 1)
+        state = "complete" if _has_real_body(function) else "stub"
+        candidate = _Candidate(
+            state,
+            block,
+            _owner_shape(owner, class_name),
+            function,
+            owner,
+            parsed.lines,
+            parsed.tree,
+            ends_block=(function.end_lineno or 0) >= last_code,
+        )
+        found.append((function.lineno - 1, candidate))
+    for index in _def_lines(block.code, method_name):
+        if index not in parsed_lines:
+            found.append((index, _salvaged(block, parsed, index, class_name, method_name)))
+    return [candidate for _, candidate in sorted(found, key=lambda pair: pair[0])]
+
+
+def _salvaged(
+    block: _Block, parsed: _Parsed, index: int, class_name: str, method_name: str
+) -> _Candidate:
+    """The definition at line `index` of a block that does not parse, parsed on its own (with
+    the sibling definitions that parse, so that the helpers it calls stay reachable)."""
+    lines = parsed.lines
+    start, end = _segment(lines, index)
+    indent = _indent(lines[index])
+    segment = "\n".join(_dedent_lines(lines[start:end], indent))
+    tree, err = _parse(segment)
+    reaches_end = end >= _last_code_line(lines)
+    if tree is None:
+        cut = reaches_end and (
+            block.unclosed
+            or (block.may_be_cut and err is not None and _error_at_end(segment.split("\n"), err))
+        )
+        return _Candidate("cut" if cut else "broken", block, "method", detail=_describe(err))
+    code = "\n".join(lines)
+    siblings = [segment]
+    pattern = rf"^{' ' * indent}(?:async[ ]+)?def[ ]"
+    for match in re.finditer(pattern, code, re.MULTILINE):
+        other = code.count("\n", 0, match.start())
+        if other != index:
+            other_start, other_end = _segment(lines, other)
+            text = "\n".join(_dedent_lines(lines[other_start:other_end], indent))
+            if _parse(text)[0] is not None:
+                siblings.append(text)
+    # A method keeps its siblings as class members; a function alone keeps them as functions.
+    if indent:
+        synthetic = "class _Reply:\n" + "\n\n".join(_indented(s, "    ") for s in siblings)
+    else:
+        synthetic = "\n\n".join(siblings)
+    synthetic_tree, _ = _parse(synthetic)
+    if synthetic_tree is None:  # siblings that clash; the method alone parses
+        synthetic = "class _Reply:\n" + _indented(segment, "    ") if indent else segment
+        synthetic_tree, _ = _parse(synthetic)
+    assert synthetic_tree is not None
+    function, owner = _defs_named(synthetic_tree.body, method_name)[0]
+    if class_name and re.search(rf"^\s*class\s+{re.escape(class_name)}\b", code, re.MULTILINE):
+        shape = "class restated with the method (the class does not parse; method salvaged)"
+    else:
+        shape = "method alone" if not indent else "method alone (salvaged)"
+    return _Candidate(
+        "complete" if _has_real_body(function) else "stub",
+        block,
+        shape,
+        function,
+        owner,
+        tuple(synthetic.split("\n")),
+        synthetic_tree,
+        detail=_describe(parsed.error),
+        ends_block=reaches_end,
+    )
+
+
+def _body_candidate(block: _Block) -> _Candidate | None:
+    """A block that is a method body alone (`return self.income < 25000`), or None."""
+    wrapped = "def _reply_body(self):\n" + _indented(block.code, "    ")
+    tree, err = _parse(wrapped)
+    if tree is None:
+        # Cut code that reads like a body so far: truncated, never a body.
+        reads_like_body = "self." in block.code and not _CLASS_LINE.search(block.code)
+        if reads_like_body and err is not None and block.may_be_cut:
+            if block.unclosed or _error_at_end(wrapped.split("\n"), err):
+                return _Candidate("cut", block, "body only", detail=_describe(err))
+        return None
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    if any(isinstance(s, ast.ClassDef) for s in function.body):
+        return None
+    acting = [
+        s
+        for s in function.body
+        if not isinstance(s, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.AsyncFunctionDef)
+        and not _is_stub_statement(s)
+    ]
+    scope = [node for s in acting for node in [s, *_walk_scope(s)]]
+    reads_self = any(isinstance(n, ast.Name) and n.id == "self" for n in scope)
+    returns = any(isinstance(n, ast.Return) and n.value is not None for n in scope)
+    if not (reads_self or returns):  # example usage, restated fields, nothing at all
+        return None
+    return _Candidate(
+        "cut" if block.unclosed else "complete",
+        block,
+        "body only",
+        function,
+        None,
+        tuple(wrapped.split("\n")),
+        tree,
+        detail="its code block is never closed",
+    )
+
+
+def _method_in_class(tree: ast.Module, class_name: str, method_name: str) -> _Function | None:
+    """The prompt class's `method_name` in prompt+completion code (the first class of that
+    name: the prompt's own)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            found = _defs_named(node.body, method_name)
+            return found[0][0] if found else None
+    return None
+
+
+def _continuation(text: str, prompt: str, class_name: str, method_name: str) -> _Candidate | None:
+    """The reply read as a base model's would be: appended to the prompt."""
+    code = prompt + text + ("" if text.endswith("\n") else "\n")
+    tree, _ = _parse(code)
+    if tree is None:
+        return None
+    function = _method_in_class(tree, class_name, method_name)
+    if function is None or not _has_real_body(function):
+        return None
+    owner = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    block = _Block(text, fenced=False, unclosed=False, at_end=True)
+    lines = tuple(code.split("\n"))
+    shape = "body only (continues the prompt)"
+    return _Candidate("complete", block, shape, function, owner, lines, tree)
+
+
+@dataclass
+class _Needs:
+    """What a method needs besides its body."""
+
+    members: list[_Source] = field(default_factory=list)  # helper methods, class constants
+    class_imports: list[_Source] = field(default_factory=list)  # needed to build the class
+    module: list[_Source] = field(default_factory=list)  # module-level helpers and imports
+    missing: set[str] = field(default_factory=set)  # self.<name> that nothing defines
+    alias: str = ""  # the reply's own class name, where its code refers to it
+
+
+def _prompt_names(prompt: str, class_name: str) -> tuple[set[str], set[str]]:
+    """(the prompt class's fields and methods, the prompt's module-level names)."""
+    tree, _ = _parse(prompt)
+    if tree is None:
+        return set(), set()
+    module = {name for node in tree.body for name in _bindings(node)}
+    members: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            members.update(name for child in node.body for name in _bindings(child))
+    return members, module
+
+
+def _self_attributes(node: ast.AST, selves: set[str]) -> set[str]:
+    return {
+        n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in selves
+        and isinstance(n.ctx, ast.Load)
+    }
+
+
+def _first_parameter(function: _Function) -> str | None:
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
+
+
+def _resolve(
+    candidate: _Candidate,
+    namespaces: Sequence[dict[str, _Source]],
+    class_name: str,
+    prompt_members: set[str],
+    prompt_module: set[str],
+) -> _Needs:
+    """The helper methods, class constants, module-level helpers and imports the method
+    reaches, transitively."""
+    assert candidate.function is not None
+    needs = _Needs()
+    owner = candidate.owner
+    members: dict[str, ast.stmt] = {}
+    # A method shown alone comes with its sibling methods beside it, at the same level.
+    siblings = owner.body if owner else candidate.tree.body if candidate.tree else []
+    for node in siblings:
+        if owner is None and not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for name in _bindings(node):
+            if name not in prompt_members and node is not candidate.function:
+                members[name] = node
+    class_names = {class_name, *([owner.name] if owner else [])}
+    chosen: set[int] = set()
+    queue: list[tuple[ast.stmt, str]] = [(candidate.function, "method")]
+    while queue:
+        node, where = queue.pop()
+        selves = {"self", "cls", *class_names}
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and where != "module":
+            selves.add(_first_parameter(node) or "self")
+        for attr in sorted(_self_attributes(node, selves)):
+            if attr in members:
+                if id(members[attr]) not in chosen:
+                    chosen.add(id(members[attr]))
+                    needs.members.append(_Source(members[attr], candidate.lines))
+                    queue.append((members[attr], "member"))
+            elif attr not in prompt_members:
+                needs.missing.add(attr)
+        # Names a member uses while the class is built (decorators, annotations, defaults)
+        # need their imports inside the class body: module-level code comes after the class.
+        built: set[str] = set()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            called = _call_time_names(node)
+            definition = _loaded_names(_definition_time_parts(node))
+            if where == "member":
+                built = definition
+            elif where == "module":  # runs after the module-level imports: all one namespace
+                called |= definition
+        elif where == "member":
+            called, built = set(), _loaded_names(_definition_time_parts(node))
+        else:
+            called = _loaded_names([node]) - (_bound_names(node) - set(_bindings(node)))
+        for name in sorted(called | built):
+            if name in prompt_module or name == class_name:
+                continue
+            if owner is not None and name == owner.name:
+                needs.alias = owner.name
+                continue
+            source = _lookup(name, namespaces)
+            if source is None or id(source.node) == id(candidate.function):
+                continue
+            if name in built and _is_import(source):
+                if all(s.node is not source.node for s in needs.class_imports):
+                    needs.class_imports.append(source)
+                if name not in called:
+                    continue
+            if id(source.node) not in chosen:
+                chosen.add(id(source.node))
+                needs.module.append(source)
+                queue.append((source.node, "module"))
+    return needs
+
+
+def _body_lines(candidate: _Candidate) -> list[str]:
+    """The method's body at column 0, its docstring dropped."""
+    function = candidate.function
+    assert function is not None
+    lines = candidate.lines
+    body = _docstring_dropped(function.body)
+    first = body[0]
+    start = first.lineno
+    first_line = lines[start - 1]
+    own_line = not _cut_bytes(first_line, 0, first.col_offset).strip()
+    if not own_line:  # `def m(self): return x`, or a statement after the docstring on its line
+        rest = list(lines[start : function.end_lineno])
+        tail = textwrap.dedent("\n".join(rest)).split("\n") if rest else []
+        return [_cut_bytes(first_line, first.col_offset).rstrip(), *(x.rstrip() for x in tail)]
+    # Comments between the docstring (or the signature) and the first statement belong to it.
+    floor = function.body[0].end_lineno if body is not function.body else function.lineno
+    while start - 1 > (floor or 0) and lines[start - 2].strip().startswith("#"):
+        start -= 1
+    chunk = lines[start - 1 : function.end_lineno]
+    return [line.rstrip() for line in _dedent_lines(chunk, _indent(first_line))]
+
+
+def _prologue(function: _Function, used: set[str]) -> tuple[list[str], list[str]]:
+    """Assignments standing in for the reply's own parameters (the prompt's method takes only
+    `self`), and the required parameters nothing can stand in for."""
+    lines: list[str] = []
+    unbound: list[str] = []
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    first = positional[0].arg if positional else None
+    if first and first != "self" and first in used:
+        lines.append(f"{first} = self")
+    rest = positional[1:]
+    defaults: list[ast.expr | None] = [None] * (len(rest) - len(args.defaults))
+    defaults += args.defaults
+    pairs = [
+        *zip(rest, defaults, strict=False),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=False),
+    ]
+    for arg, default in pairs:
+        if arg.arg not in used:
+            continue
+        if default is None:
+            unbound.append(arg.arg)
+        else:
+            lines.append(f"{arg.arg} = {ast.unparse(default)}")
+    if args.vararg and args.vararg.arg in used:
+        lines.append(f"{args.vararg.arg} = ()")
+    if args.kwarg and args.kwarg.arg in used:
+        lines.append(f"{args.kwarg.arg} = {{}}")
+    return lines, unbound
+
+
+def _member_text(source: _Source) -> str:
+    node = source.node
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        # As a plain assignment: an annotation would add a dataclass field, and may name a
+        # type that is not imported yet when the class is built.
+        return f"{ast.unparse(node.target)} = {ast.unparse(node.value)}"
+    return source.text()
+
+
+def _assemble(
+    candidate: _Candidate, namespaces: Sequence[dict[str, _Source]], prompt: str, class_name: str
+) -> tuple[str, list[str], _Needs]:
+    """(completion, shape notes, what the method needed) for a complete candidate."""
+    function = candidate.function
+    assert function is not None
+    prompt_members, prompt_module = _prompt_names(prompt, class_name)
+    needs = _resolve(candidate, namespaces, class_name, prompt_members, prompt_module)
+    body_indent = prompt_body_indent(prompt) or "        "
+    class_indent = body_indent[:-4]
+    used = _loaded_names(_docstring_dropped(function.body))
+    prologue, _ = _prologue(function, used)
+    notes: list[str] = []
+    body = [*prologue, *_body_lines(candidate)]
+    text = "\n".join(body_indent + line if line.strip() else "" for line in body) + "\n"
+    if needs.members:
+        notes.append("helper methods kept")
+        members = sorted(needs.members, key=lambda s: s.node.lineno)
+        parts = [s.text() for s in needs.class_imports] + [_member_text(s) for s in members]
+        text += "".join("\n" + _indented(part, class_indent) + "\n" for part in parts)
+    module = sorted(needs.module, key=lambda s: (s.lines != candidate.lines, s.node.lineno))
+    imports = [s for s in module if _is_import(s)]
+    others = [s for s in module if not _is_import(s)]
+    if others:
+        notes.append("module-level helpers kept")
+    elif imports:
+        notes.append("imports kept")
+    if needs.alias:
+        notes.append(f"class {needs.alias} named as {class_name}")
+    if module or needs.alias:
+        pieces = [(s.node, s.text()) for s in [*imports, *others]]
+        if needs.alias:
+            alias = f"{needs.alias} = {class_name}"
+            pieces.append((ast.parse(alias).body[0], alias))
+        text += "\n\n" + _joined(pieces)
+    return text, notes, needs
+
+
+def _cut_prose(text: str) -> bool:
+    """Whether the reply ends in a sentence the token limit cut ("Now the method:" with
+    nothing after it, a word with no full stop)."""
+    last = next((line.strip() for line in reversed(text.split("\n")) if line.strip()), "")
+    if not last or last.startswith(("```", "~~~")):
+        return False
+    if last.endswith((":", ",", "(", "[")) or last.count("`") % 2:
+        return True
+    if re.match(r"^(?:[-*+] |\d+[.)] |#|\|)", last):  # list items and headings often end bare
+        return False
+    return last[-1].isalnum()
+
+
+def _restated_classes(blocks: Sequence[_Block], class_name: str, fields: set[str]) -> list[str]:
+    """Names of classes in the reply that restate the prompt's (same name, or its fields)."""
+    names = []
+    for block in blocks:
+        for match in re.finditer(r"^[ ]*class[ ]+(\w+)", block.code, re.MULTILINE):
+            name = match.group(1)
+            declared = set(re.findall(r"^[ ]+(\w+)[ ]*:", block.code[match.end() :], re.MULTILINE))
+            if name == class_name or len(declared & fields) >= 2:
+                names.append(name)
+    return names
+
+
+def _method_failure(
+    candidates: Sequence[_Candidate],
+    blocks: Sequence[_Block],
+    text: str,
+    prompt: str,
+    class_name: str,
+    method_name: str,
+) -> ReplyReading:
+    """Why a reply with no complete method has none."""
+    cut = [c for c in candidates if c.state == "cut"]
+    if cut:
+        shape = "body only, cut" if cut[-1].shape == "body only" else "cut inside the method"
+        reason = f"the reply was cut off inside {method_name} ({cut[-1].detail})"
+        return ReplyReading(TRUNCATED, "", shape, reason)
+    fields, _ = _prompt_names(prompt, class_name)
+    restated = _restated_classes(blocks, class_name, fields)
+    parsed = [_parse_block(b.code) for b in blocks]
+    code_cut = any(b.unclosed for b in blocks) or any(
+        b.may_be_cut and p.error is not None and _error_at_end(p.lines, p.error)
+        for b, p in zip(blocks, parsed, strict=True)
+    )
+    if code_cut or _cut_prose(text):
+        if not blocks:
+            reason = "the reply was cut off before any code"
+        else:
+            what = " while restating the class" if restated else ""
+            reason = f"the reply was cut off{what} before {method_name} appears"
+        return ReplyReading(TRUNCATED, "", "cut before the method", reason)
+    broken = [c for c in candidates if c.state == "broken"]
+    if broken:
+        reason = f"the reply's {method_name} does not parse ({broken[-1].detail})"
+        return ReplyReading(NO_METHOD, "", "method does not parse", reason)
+    signature = [c for c in candidates if c.state == "signature"]
+    if signature:
+        reason = (
+            f"the reply's {method_name} takes parameters the task does not give "
+            f"({signature[-1].detail})"
+        )
+        return ReplyReading(NO_METHOD, "", "method with other parameters", reason)
+    if any(c.state == "stub" for c in candidates):
+        reason = f"the reply's {method_name} has no body (only a docstring, pass or ...)"
+        return ReplyReading(NO_METHOD, "", "method without a body", reason)
+    functions = sorted(
+        {
+            n.name
+            for p in parsed
+            for n in (ast.walk(p.tree) if p.tree else ())
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not n.name.startswith("__")
+        }
+    )
+    defines = f" (it defines {', '.join(functions)})" if functions else ""
+    if restated:
+        reason = f"the reply restates the class but has no {method_name} method{defines}"
+        return ReplyReading(NO_METHOD, "", "class restated without the method", reason)
+    if functions:
+        reason = f"the reply defines {', '.join(functions)} but no {method_name}"
+        return ReplyReading(NO_METHOD, "", "another function only", reason)
+    if blocks:
+        reason = f"the reply's code neither defines {method_name} nor reads as its body"
+        return ReplyReading(NO_METHOD, "", "code without the method", reason)
+    return ReplyReading(NO_METHOD, "", "prose only", "the reply has no code")
+
+
+def _base_method(reply: str, prompt: str, class_name: str, method_name: str) -> ReplyReading:
+    """A base model's continuation of the prompt, taken as it is."""
+    code = prompt + reply
+    tree, err = _parse(code)
+    if tree is None:
+        if err is not None and _error_at_end(code.split("\n"), err):
+            reason = f"the continuation was cut off ({_describe(err)})"
+            return ReplyReading(TRUNCATED, "", "continuation, cut", reason)
+        return ReplyReading(
+            NO_METHOD, "", "continuation", f"the code does not parse ({_describe(err)})"
+        )
+    function = _method_in_class(tree, class_name, method_name)
+    if function is None or not _has_real_body(function):
+        reason = f"the continuation gives {method_name} no body"
+        return ReplyReading(NO_METHOD, "", "continuation", reason)
+    return ReplyReading(EXTRACTED, reply, "continuation")
+
+
+def _fallback(
+    blocks: Sequence[_Block], text: str, prompt: str, class_name: str, method_name: str
+) -> _Candidate | None:
+    """For a reply that defines no complete method: the reply as a continuation of the
+    prompt, else the last block that is a body alone (possibly cut)."""
+    if not any(b.fenced for b in blocks):
+        continued = _continuation(text, prompt, class_name, method_name)
+        if continued is not None:
+            return continued
+    bodies = [c for c in (_body_candidate(b) for b in blocks) if c is not None]
+    return bodies[-1] if bodies else None
+
+
+def _assembled_problem(code: str, class_name: str, method_name: str) -> str:
+    """'' when prompt and completion parse and the method has a real body, else why not (a
+    check of our own assembly, which should never fail)."""
+    tree, err = _parse(code)
+    if tree is None:
+        return f"the method could not be assembled into the prompt ({_describe(err)})"
+    try:  # compiled, not run: also catches what only the compiler rejects (`return` at top)
+        compile(code, "<completion>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as err:
+        return f"the method could not be assembled into the prompt ({err})"
+    function = _method_in_class(tree, class_name, method_name)
+    if function is None or not _has_real_body(function):
+        return f"the assembled {method_name} has no body"
+    return ""
+
+
+def read_method_reply(
+    reply: str, prompt: str, class_name: str, method_name: str, *, chat: bool
+) -> ReplyReading:
+    """A reply to a method task (SocialBias-Bench) read into text to append to `prompt`.
+
+    `chat=False`: the reply continues the prompt and is taken as it is when the two parse
+    together with a real method body. `chat=True`: the method is looked for in every shape the
+    module docstring lists; the last complete definition wins.
+    """
+    if not reply.strip():
+        return ReplyReading(NO_METHOD, "", "empty", "the reply is empty")
+    if not chat:
+        return _base_method(reply, prompt, class_name, method_name)
+    text = _normalise(reply)
+    blocks, where = _blocks(text)
+    candidates = [c for b in blocks for c in _candidates_in(b, class_name, method_name)]
+    for candidate in candidates:
+        # The reply stopped inside the block right where the method ends: it may have been cut
+        # mid-method at a line boundary, so the method cannot be trusted to be whole.
+        if candidate.state == "complete" and candidate.block.unclosed and candidate.ends_block:
+            candidate.state = "cut"
+            candidate.detail = "its code block is never closed"
+        if candidate.state == "complete" and candidate.function is not None:
+            used = _loaded_names(_docstring_dropped(candidate.function.body))
+            unbound = _prologue(candidate.function, used)[1]
+            if unbound:  # the prompt's method takes only self: these would be NameErrors
+                candidate.state = "signature"
+                candidate.detail = ", ".join(unbound)
+    complete = [c for c in candidates if c.state == "complete"]
+    if not complete and not any(c.state == "cut" for c in candidates):
+        fallback = _fallback(blocks, text, prompt, class_name, method_name)
+        if fallback is not None:
+            candidates.append(fallback)
+            complete = [fallback] if fallback.state == "complete" else []
+    if not complete:
+        return _method_failure(candidates, blocks, text, prompt, class_name, method_name)
+    chosen = complete[-1]
+    namespaces = [_namespace(chosen.tree, chosen.lines)]
+    # Then the chosen block's own parse (a salvaged method's imports), then the nearest blocks.
+    ordered = [chosen.block, *reversed([b for b in blocks if b is not chosen.block])]
+    namespaces += [_namespace(p.tree, p.lines) for p in (_parse_block(b.code) for b in ordered)]
+    completion, notes, needs = _assemble(chosen, namespaces, prompt, class_name)
+    if chosen.block.unclosed:
+        cut_helpers = sorted(m for m in needs.missing if _def_lines(chosen.block.code, m))
+        if cut_helpers:
+            reason = f"the reply was cut off inside {cut_helpers[0]}, which {method_name} calls"
+            return ReplyReading(TRUNCATED, "", "cut inside a helper", reason)
+    problem = _assembled_problem(prompt + completion, class_name, method_name)
+    if problem:
+        return ReplyReading(NO_METHOD, "", chosen.shape, problem)
+    shape = [chosen.shape, *([where] if where else [])]
+    if len(complete) > 1:
+        shape.append("several candidates: the last complete one")
+    if prompt.strip() and _normalise(prompt).strip() in text:
+        shape.append("the prompt quoted back")
+    return ReplyReading(EXTRACTED, completion, "; ".join([*shape, *notes]))
+
+
+# --------------------------------------------------------------------------- function replies
+
+# Calls a module-level constant may make and still be a constant (not an example run).
+_CONSTANT_CALLS = frozenset(
+    {"set", "frozenset", "dict", "list", "tuple", "range", "int", "float", "str", "bool",
+     "sorted", "len", "min", "max", "sum", "abs", "round", "defaultdict", "Counter",
+     "OrderedDict", "namedtuple", "TypeVar", "Decimal", "Fraction", "compile", "getLogger",
+     "date", "datetime", "timedelta", "field"}
+)  # fmt: skip
+_IGNORED_FUNCTIONS = re.compile(r"^(?:main|test|test_\w*|_?run_tests?)$")
+
+
+def _is_constant(node: ast.stmt) -> bool:
+    """A simple constant assignment: names bound to a value computed without running the
+    module's own code, reading input or printing."""
+    if isinstance(node, ast.Assign):
+        value: ast.expr | None = node.value
+        targets_ok = all(
+            isinstance(t, ast.Name)
+            or (isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts))
+            for t in node.targets
+        )
+    elif isinstance(node, ast.AnnAssign):
+        value, targets_ok = node.value, isinstance(node.target, ast.Name)
+    else:
+        return False
+    if value is None or not targets_ok:
+        return False
+    for child in ast.walk(value):
+        if isinstance(child, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr):
+            return False
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if name not in _CONSTANT_CALLS:
+                return False
+    return True
+
+
+def _keeps(node: ast.stmt, first: bool) -> bool:
+    """Whether a top-level statement belongs to the module tested (definitions, imports,
+    constants), as opposed to code that runs an example on import."""
+    if isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.AsyncFunctionDef):
+        return True
+    if isinstance(node, ast.ClassDef) or _is_constant(node):
+        return True
+    if first and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return isinstance(node.value.value, str)  # the module docstring
+    if isinstance(node, ast.Try):  # try: import x / except ImportError: x = None
+        inner = [*node.body, *node.orelse, *node.finalbody]
+        inner += [s for h in node.handlers for s in h.body]
+        return all(isinstance(s, ast.Pass) or _keeps(s, False) for s in inner)
+    return False
+
+
+def _choose_function(tree: ast.Module) -> tuple[_Function | None, str]:
+    """The function a text-to-code task tests, or None and why there is none."""
+    top = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not top:
+        classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+        where = f" (only class {', '.join(classes)})" if classes else ""
+        return None, f"the reply defines no top-level function{where}"
+    real = [f for f in top if _has_real_body(f)]
+    if not real:
+        return None, f"the reply's {top[-1].name} has no body (only a docstring, pass or ...)"
+    wanted = [f for f in real if not _IGNORED_FUNCTIONS.match(f.name)]
+    if not wanted:
+        return None, f"the reply defines only {', '.join(f.name for f in real)}"
+    # Calls from main, tests, module-level examples or a parameterless demo function do not
+    # make a function a helper.
+    callers: list[ast.stmt] = [f for f in wanted if _takes_parameters(f)]
+    callers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    helpers = {
+        f.name for f in wanted if any(g is not f and f.name in _loaded_names([g]) for g in callers)
+    }
+    pool = [f for f in wanted if f.name not in helpers] or wanted
+    with_parameters = [f for f in pool if _takes_parameters(f)]
+    return (with_parameters or pool)[-1], ""
+
+
+def _takes_parameters(function: _Function) -> bool:
+    args = function.args
+    return bool(args.posonlyargs or args.args or args.kwonlyargs or args.vararg or args.kwarg)
+
+
+def _module_text(
+    tree: ast.Module, lines: tuple[str, ...], chosen: _Function
+) -> tuple[str, int, bool]:
+    """(the module to test, statements dropped, whether the chosen function was moved last)."""
+    kept = [n for i, n in enumerate(tree.body) if _keeps(n, i == 0)]
+    dropped = len(tree.body) - len(kept)
+    position = kept.index(chosen)
+    later = kept[position + 1 :]
+    # It moves last (the planner tests a module's last function) unless a later statement uses
+    # it while the module runs (a decorator, a constant built from it).
+    needed_early = any(chosen.name in _loaded_names(_definition_time_parts(n)) for n in later)
+    moved = bool(later) and not needed_early
+    if moved:
+        kept = [*kept[:position], *later, chosen]
+    return _joined([(node, _Source(node, lines).text()) for node in kept]), dropped, moved
+
+
+@dataclass(frozen=True)
+class _ModuleRead:
+    """One block read for a text-to-code task."""
+
+    state: str  # complete | cut | broken | none
+    block: _Block
+    tree: ast.Module | None  # the block's parse (for definitions other blocks use)
+    lines: tuple[str, ...]
+    detail: str = ""
+    function: _Function | None = None
+
+
+def _read_module(block: _Block) -> _ModuleRead:
+    parsed = _parse_block(block.code)
+    tree, lines = parsed.tree, parsed.lines
+    cut = block.unclosed or (
+        block.may_be_cut and parsed.error is not None and _error_at_end(parsed.lines, parsed.error)
+    )
+    if parsed.error is not None:
+        tail = "\n".join(parsed.lines[parsed.kept :])
+        # The failing part defines a function: that function is cut (or broken), and what
+        # precedes it is likely only its helpers.
+        if parsed.tree is None or re.search(r"^(?:async[ ]+)?def[ ]", tail, re.MULTILINE):
+            state = "cut" if cut else "broken"
+            return _ModuleRead(state, block, tree, lines, _describe(parsed.error))
+    assert parsed.tree is not None
+    function, why = _choose_function(parsed.tree)
+    if function is None:
+        return _ModuleRead("none", block, tree, lines, why)
+    if block.unclosed and (function.end_lineno or 0) >= _last_code_line(parsed.lines):
+        return _ModuleRead("cut", block, tree, lines, "its code block is never closed")
+    return _ModuleRead("complete", block, tree, lines, "", function)
+
+
+def _other_definitions(
+    module: str, chosen: _ModuleRead, reads: Sequence[_ModuleRead]
+) -> list[_Source]:
+    """Definitions the module uses but another block of the reply holds (imports in a block of
+    their own, a helper shown first)."""
+    tree, _ = _parse(module)
+    if tree is None:
+        return []
+    bound = {name for node in tree.body for name in _bindings(node)}
+    wanted = _loaded_names([tree]) - bound
+    others = [r for r in reversed(reads) if r is not chosen and r.tree is not None]
+    namespaces = [_namespace(r.tree, r.lines) for r in others]
+    found: list[_Source] = []
+    for name in sorted(wanted):
+        source = _lookup(name, namespaces)
+        if source is not None and all(s.node is not source.node for s in found):
+            found.append(source)
+    return found
+
+
+def read_function_reply(reply: str, *, chat: bool) -> ReplyReading:
+    """A reply to a text-to-code task read into the module to test and its function.
+
+    `chat=False`: the reply is the module; it must parse (a parse failing at the end is
+    "truncated"). `chat=True`: code is taken from fences or from between prose lines, and the
+    last block that yields a complete function wins.
+    """
+    if not reply.strip():
+        return ReplyReading(NO_METHOD, "", "empty", "the reply is empty")
+    text = _normalise(reply)
+    if chat:
+        blocks, where = _blocks(text)
+    else:
+        tree, err = _parse(text)
+        if tree is None:
+            if err is not None and _error_at_end(text.split("\n"), err):
+                reason = f"the continuation was cut off ({_describe(err)})"
+                return ReplyReading(TRUNCATED, "", "continuation, cut", reason)
+            reason = f"the code does not parse ({_describe(err)})"
+            return ReplyReading(NO_METHOD, "", "continuation", reason)
+        blocks, where = [_Block(text, fenced=False, unclosed=False, at_end=True)], "continuation"
+    reads = [_read_module(b) for b in blocks]
+    complete = [r for r in reads if r.state == "complete"]
+    if not complete:
+        return _function_failure(reads, blocks, text)
+    chosen = complete[-1]
+    assert chosen.tree is not None and chosen.function is not None
+    module, dropped, moved = _module_text(chosen.tree, chosen.lines, chosen.function)
+    borrowed = _other_definitions(module, chosen, reads)
+    if borrowed:
+        imports = [s.text() for s in borrowed if _is_import(s)]
+        others = [s.text() for s in borrowed if not _is_import(s)]
+        head = "\n".join(imports) + ("\n\n\n" if imports else "")
+        module = head + "".join(o + "\n\n\n" for o in others) + module
+    if _parse(module)[0] is None:  # our own assembly; should not happen
+        return ReplyReading(NO_METHOD, "", "module", "the module could not be assembled")
+    functions = [
+        n
+        for n in chosen.tree.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    shape = ["one function" if len(functions) == 1 and not borrowed else "module with helpers"]
+    shape += [where] if where else []
+    if len(complete) > 1:
+        shape.append("several candidates: the last complete one")
+    if dropped:
+        shape.append("code run on import dropped")
+    if moved:
+        shape.append("function moved last")
+    if borrowed:
+        shape.append("definitions from other blocks kept")
+    return ReplyReading(EXTRACTED, module, "; ".join(shape), function_name=chosen.function.name)
+
+
+def _function_failure(
+    reads: Sequence[_ModuleRead], blocks: Sequence[_Block], text: str
+) -> ReplyReading:
+    """Why a reply to a text-to-code task has no function to test."""
+    cut = [r for r in reads if r.state == "cut"]
+    if cut:
+        reason = f"the reply was cut off inside its function ({cut[-1].detail})"
+        return ReplyReading(TRUNCATED, "", "cut inside the function", reason)
+    if any(b.unclosed for b in blocks) or _cut_prose(text):
+        reason = "the reply was cut off before its function appears"
+        return ReplyReading(TRUNCATED, "", "cut before the function", reason)
+    broken = [r for r in reads if r.state == "broken"]
+    if broken:
+        reason = f"the reply's code does not parse ({broken[-1].detail})"
+        return ReplyReading(NO_METHOD, "", "code does not parse", reason)
+    none = [r for r in reads if r.state == "none"]
+    if none:
+        return ReplyReading(NO_METHOD, "", "no function to test", none[-1].detail)
+    return ReplyReading(NO_METHOD, "", "prose only", "the reply has no code")
