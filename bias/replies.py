@@ -983,9 +983,13 @@ def _method_failure(
         b.may_be_cut and p.error is not None and _error_at_end(p.lines, p.error)
         for b, p in zip(blocks, parsed, strict=True)
     )
-    if code_cut or _cut_prose(text):
+    # A sentence that stops short only counts where the reply has no attempt at the method:
+    # list items and casual sign-offs often end without a full stop.
+    if code_cut or (not candidates and _cut_prose(text)):
         if not blocks:
             reason = "the reply was cut off before any code"
+        elif candidates:
+            reason = f"the reply was cut off before a complete {method_name} appears"
         else:
             what = " while restating the class" if restated else ""
             reason = f"the reply was cut off{what} before {method_name} appears"
@@ -1187,7 +1191,8 @@ def _keeps(node: ast.stmt, first: bool) -> bool:
 
 def _choose_function(tree: ast.Module) -> tuple[_Function | None, str]:
     """The function a text-to-code task tests, or None and why there is none."""
-    top = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    # Not async ones: the test planner calls a plain function.
+    top = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if not top:
         classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
         where = f" (only class {', '.join(classes)})" if classes else ""
@@ -1274,15 +1279,22 @@ def _other_definitions(
     tree, _ = _parse(module)
     if tree is None:
         return []
-    bound = {name for node in tree.body for name in _bindings(node)}
-    wanted = _loaded_names([tree]) - bound
     others = [r for r in reversed(reads) if r is not chosen and r.tree is not None]
     namespaces = [_namespace(r.tree, r.lines) for r in others]
     found: list[_Source] = []
-    for name in sorted(wanted):
-        source = _lookup(name, namespaces)
-        if source is not None and all(s.node is not source.node for s in found):
-            found.append(source)
+    pending: list[ast.AST] = [tree]
+    bound = {name for node in tree.body for name in _bindings(node)}
+    while pending:  # a borrowed helper may need more (its own imports)
+        wanted = _loaded_names(pending) - bound
+        pending = []
+        for name in sorted(wanted):
+            source = _lookup(name, namespaces)
+            if source is None or not _keeps(source.node, False):
+                continue
+            if all(s.node is not source.node for s in found):
+                found.append(source)
+                pending.append(source.node)
+                bound.update(_bindings(source.node))
     return found
 
 
