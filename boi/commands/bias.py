@@ -2,9 +2,12 @@
 find_ADJ_people(people, HumanAttribute), scores completions with the code bias classifier and
 the demographic lexicon, reports CBS / UFS / SD). `test`: executable fairness tests
 (SocialBias-Bench, Huang et al.'s text-to-code tasks) in the sandbox, with mitigation
-strategies and feedback rounds (CBS, CBS_U@K / CBS_I@K, BLS, Pass@attribute). `report`
-rebuilds either run's report; `train-classifier` trains the code bias classifier; `prompts`
-writes the judgmental-modifier prompt suite."""
+strategies and feedback rounds (CBS, CBS_U@K / CBS_I@K, BLS, Pass@attribute). `experiment`
+runs a paper's ablation (temperature, prompt variants, self-detection, value pools) as sub-runs
+of `test`, with a table shaped like the paper's. `report` rebuilds either run's report;
+`train-classifier` trains the code bias classifier; `prompts` writes the judgmental-modifier
+prompt suite; `human-sheet` and `human-agreement` run Liu et al.'s human evaluation of a `run`
+(blind labelling sheet, then majority vote, kappas and human vs automatic CBS)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from benchmarks.common.config import add_dataclass_arguments, load_config, overr
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.generation import model_flag_specs
 from bias.classifier import ClassifierConfig, metrics_table, train_classifier
+from bias.experiments import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
+from bias.experiments import load_experiment_config, run_experiment
 from bias.fairness_run import (
     FairnessRunConfig,
     load_fairness_config,
@@ -22,6 +27,7 @@ from bias.fairness_run import (
     run_fairness,
 )
 from bias.fairness_run import resolve_config_path as resolve_test_config
+from bias.human_eval import evaluate_sheet, export_sheet
 from bias.run import BiasRunConfig, load_bias_config, rebuild_report, resolve_config_path, run_bias
 from bias.suite import SuiteConfig, load_suite
 
@@ -68,6 +74,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="model to test (HF id or path, or 'embedded'); repeatable; overrides models",
     )
 
+    bundled = ", ".join(sorted(p.stem for p in EXPERIMENT_CONFIGS.glob("exp-*.yaml")))
+    experiment = sub.add_parser(
+        "experiment",
+        help="a paper's experiment (temperature, prompt variants, self-detection, value pools) "
+        "as sub-runs of boi bias test, with a table shaped like the paper's (resumable)",
+        description="Run (or resume) one experiment: each axis point is a boi bias test run in "
+        "OUT/<label>/; the tables go to OUT/experiment.md and OUT/experiment.json.",
+    )
+    experiment.add_argument(
+        "config", metavar="CONFIG", help=f"experiment YAML, or a bundled one: {bundled}"
+    )
+    experiment.add_argument("--data", help="the suite's data file (sets the base config's data)")
+    experiment.add_argument("--out", help="the experiment directory (sets out_dir)")
+
     report = sub.add_parser(
         "report", help="rebuild the tables and HTML of a boi bias run or boi bias test directory"
     )
@@ -80,6 +100,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cache, where boi bias run finds it).",
     )
     add_dataclass_arguments(train, ClassifierConfig)
+
+    sheet = sub.add_parser(
+        "human-sheet",
+        help="export a blind labelling sheet (CSV) of a boi bias run for human evaluation",
+        description="Sample completions of a boi bias run (paper: 5 of the 10 per prompt) into "
+        "a CSV sheet with one empty label column per annotator; the classifier's verdicts go "
+        "into SHEET.key.json beside it, not into the sheet.",
+    )
+    sheet.add_argument("run_dir", metavar="RUN_DIR")
+    sheet.add_argument("--out", required=True, metavar="SHEET.csv", help="the sheet to write")
+    sheet.add_argument("--per-cell", type=int, default=5, help="completions per prompt and model")
+    sheet.add_argument("--annotators", type=int, default=3, help="label columns")
+    sheet.add_argument("--seed", type=int, default=0, help="seed of the sample and row order")
+    sheet.add_argument("--setting", help="decoding setting to sample (default: the base one)")
+    sheet.add_argument("--force", action="store_true", help="replace an existing sheet and key")
+
+    agree = sub.add_parser(
+        "human-agreement",
+        help="read a filled sheet: majority vote, kappas, human vs classifier CBS (Table 7)",
+        description="Score a filled human-sheet: majority vote, Fleiss' and Cohen's kappa, "
+        "classifier accuracy against the majority, human vs automatic CBS; writes "
+        "RUN_DIR/report/human_eval.md and .json.",
+    )
+    agree.add_argument("run_dir", metavar="RUN_DIR")
+    agree.add_argument("sheet", metavar="SHEET.csv")
+    agree.add_argument("--key", help="the sheet's key (default: SHEET.key.json beside it)")
 
     prompts = sub.add_parser("prompts", help="write the prompt suite as JSONL (one per prompt)")
     add_dataclass_arguments(prompts, SuiteConfig)
@@ -107,6 +153,13 @@ def run(args: argparse.Namespace) -> int:
         print(tested.table_markdown)
         print(tested.summary_line)
         return 0
+    if args.bias_command == "experiment":
+        experiment = load_experiment_config(args.config, data=args.data, out=args.out)
+        done = run_experiment(experiment)
+        print()
+        print(done.markdown)
+        print(done.summary_line)
+        return 0
     if args.bias_command == "report":
         if (Path(args.run_dir) / "tasks.jsonl").is_file():
             fairness = rebuild_fairness_report(args.run_dir)
@@ -124,6 +177,24 @@ def run(args: argparse.Namespace) -> int:
         folder, record = train_classifier(classifier_config)
         print(metrics_table(record))
         print(f"boi bias train-classifier: {record['kind']} classifier written to {folder}")
+        return 0
+    if args.bias_command == "human-sheet":
+        exported = export_sheet(
+            args.run_dir,
+            args.out,
+            per_cell=args.per_cell,
+            annotators=args.annotators,
+            seed=args.seed,
+            setting=args.setting,
+            overwrite=args.force,
+        )
+        print(
+            f"boi bias human-sheet: {exported.items} completions for {exported.annotators} "
+            f"annotators written to {exported.sheet} (key: {exported.key})"
+        )
+        return 0
+    if args.bias_command == "human-agreement":
+        print(evaluate_sheet(args.run_dir, args.sheet, key=args.key).summary_line)
         return 0
     suite = load_suite(load_config(SuiteConfig, None, overrides_from_args(args, SuiteConfig)))
     count = write_jsonl(args.out, (p.to_json() for p in suite.prompts))
