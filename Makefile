@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.boi-installed
 
-.PHONY: install demo test lint
+.PHONY: install demo test lint test-container
 
 $(STAMP): pyproject.toml constraints.txt scripts/install.sh
 	bash scripts/install.sh $(VENV)
@@ -23,3 +23,9 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# The sandbox suites again as in a default Docker container (root without CAP_SYS_ADMIN, no
+# user namespaces: scripts/containerlike.py): the unprivileged tier must be reached and hold.
+test-container: $(STAMP)
+	BOI_EXPECT_ISOLATION=unprivileged python3 scripts/containerlike.py -- \
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(wildcard tests/test_sandbox_*.py)

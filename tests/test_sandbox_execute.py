@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks.problem import Problem, write_problems
 from boi.cli import main
+from tests.sandbox_helpers import EXPECTED_LEVEL
 
 FAST = ["--quiet"]
 
@@ -47,7 +48,7 @@ def test_humaneval_reference_solutions_all_pass(tmp_path, humaneval):
     assert not failed
     summary = json.loads((tmp_path / "humaneval_results.summary.json").read_text())
     assert summary["pass_at_k"]["overall"] == {"pass@1": 1.0}
-    assert summary["isolation"]["level"] == "full"
+    assert summary["isolation"]["level"] == EXPECTED_LEVEL
     limits = summary["limits"]
     assert limits["calibrated_timeout"] >= 3.0 and limits["memory_mb"] == 2048
     assert not limits["reference_failures"]

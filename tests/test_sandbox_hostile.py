@@ -16,6 +16,7 @@ from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._pool import SANDBOX_UID_BASE
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem, StdioTest
+from tests.sandbox_helpers import EXPECTED_LEVEL
 
 TIMEOUT = 1.0
 ADD = Problem(
@@ -70,9 +71,10 @@ def toplevel(code: str) -> str:
     return WRONG + "\n" + code.strip("\n") + "\n"
 
 
-def test_pool_reaches_full_isolation_here(pool):
-    # CI and sessions run as root with namespaces and cgroup v1: anything less is a regression.
-    assert pool.isolation.level == "full", pool.isolation.describe()
+def test_pool_reaches_the_expected_isolation_here(pool):
+    # CI runs as root with namespaces and cgroup v1 (full), and again in a container-like
+    # environment (unprivileged): anything less is a regression.
+    assert pool.isolation.level == EXPECTED_LEVEL, pool.isolation.describe()
     assert judge(pool, GOOD)["status"] == "passed"
 
 
@@ -412,16 +414,21 @@ def test_stdio_output_judged_as_the_statement_says(pool):
 def test_weak_isolation_is_refused_without_opt_in():
     from benchmarks.common.errors import UserError
 
-    weak = ExecutionConfig(workers=1, use_namespaces=False, use_cgroups=False, drop_uid=False)
-    with pytest.raises(UserError, match="refusing to run untrusted code.*--allow-weak-isolation"):
-        WorkerPool(weak)
-    opted_in = ExecutionConfig(
+    # Landlock and seccomp alone, without any process cap: refused, with advice that fits.
+    uncapped = ExecutionConfig(workers=1, use_namespaces=False, use_cgroups=False, drop_uid=False)
+    with pytest.raises(UserError, match="refusing to run untrusted code.*no process cap.*--allow-weak-isolation"):  # fmt: skip
+        WorkerPool(uncapped)
+    bare = dict(
         workers=1,
         use_namespaces=False,
         use_cgroups=False,
         drop_uid=False,
-        allow_weak_isolation=True,
+        use_landlock=False,
+        use_seccomp=False,
     )
+    with pytest.raises(UserError, match="refusing to run untrusted code.*--allow-weak-isolation"):
+        WorkerPool(ExecutionConfig(**bare))
+    opted_in = ExecutionConfig(**bare, allow_weak_isolation=True)
     with WorkerPool(opted_in) as weak_pool:
         assert weak_pool.isolation.level == "weak"
         assert not weak_pool.isolation.network and not weak_pool.isolation.filesystem

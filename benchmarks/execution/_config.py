@@ -121,6 +121,20 @@ class ExecutionConfig:
     use_cgroups: bool = field(
         default=True, metadata={"help": "use pids/memory cgroups where writable"}
     )
+    use_landlock: bool = field(
+        default=True,
+        metadata={
+            "help": "confine generated code with Landlock where the kernel offers it (turn off "
+            "only to test fallbacks)"
+        },
+    )
+    use_seccomp: bool = field(
+        default=True,
+        metadata={
+            "help": "confine generated code with the seccomp filter (turn off only to test "
+            "fallbacks)"
+        },
+    )
     drop_uid: bool = field(
         default=True, metadata={"help": "run samples under an unprivileged uid when root"}
     )

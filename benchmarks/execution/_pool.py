@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import secrets
 import select
 import shutil
 import subprocess
@@ -20,19 +19,33 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.execution import _zygote
+from benchmarks.execution._cgroups import Cgroups, pid_alive
 from benchmarks.execution._config import ExecutionConfig
 
 _ZYGOTE_SCRIPT = Path(_zygote.__file__).resolve()
-# A uid range no distribution hands out, one uid per worker so that RLIMIT_NPROC counts one
-# sample's processes only (it does not bind root, so the sample must not be root).
+# Per worker, a (candidate uid, tests uid) pair: one uid per worker so that RLIMIT_NPROC counts
+# one sample's processes only (it does not bind root, so the sample must not be root), and a
+# second one for the tests so that the candidate can neither signal nor read them. The first
+# range is one no distribution hands out; a container's user namespace may map only 65536 uids
+# (0-65535), hence the second range, above the regular users (UID_MAX 60000) and below
+# nobody (65534).
 SANDBOX_UID_BASE = 1_990_000_000
+TESTS_UID_BASE = 1_990_500_000
+CONTAINER_UID_BASE = 61_000
+CONTAINER_TESTS_UID_BASE = 63_000
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/sys/fs/cgroup")
-CGROUP_PREFIX = "boi-"
+LEVELS = ("full", "namespaces", "unprivileged", "weak")
 
 
 @dataclass
 class Isolation:
-    """What the sandbox achieved on this machine; `level` is full, namespaces or weak."""
+    """What the sandbox achieved on this machine.
+
+    `level`, strongest first: full (namespaces and an unprivileged uid), namespaces (without
+    the uid), unprivileged (no namespaces: Landlock, the seccomp filter and a process cap, as in
+    an unprivileged container), weak (none of these: refused unless the user accepts the risk).
+    Landlock and seccomp confine generated code in every level where the kernel offers them.
+    """
 
     level: str
     network: bool
@@ -41,20 +54,44 @@ class Isolation:
     uid_drop: bool
     process_cap: str | None
     memory_cap: str
+    cpu_cap: str = "CPU affinity (seccomp keeps samples from changing it)"
     hidden: list[str] = field(default_factory=list)
     user_namespace: bool = False
     private_proc: bool = False
+    landlock: int = 0
+    landlock_scopes: bool = False
+    seccomp: bool = False
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
+        if self.network:
+            network = "isolated (network namespace)"
+        elif self.seccomp:
+            network = "closed (seccomp: no sockets)"
+        else:
+            network = "OPEN"
+        if self.filesystem:
+            filesystem = "read-only + private scratch"
+        elif self.landlock:
+            filesystem = "Landlock: system and standard library read-only, own scratch writable"
+        else:
+            filesystem = "WRITABLE"
+        if self.pid_namespace:
+            processes = "PID namespace per worker" + (", own /proc" if self.private_proc else "")
+        elif self.seccomp:
+            processes = "one process group per sample (seccomp: no setsid/setpgid)"
+        else:
+            processes = "NOT contained"
         parts = [
-            f"network {'isolated' if self.network else 'OPEN'}",
-            f"filesystem {'read-only + private scratch' if self.filesystem else 'WRITABLE'}",
-            f"processes {'PID namespace per sample' if self.pid_namespace else 'NOT contained'}"
-            + (", own /proc" if self.private_proc else ""),
+            f"network {network}",
+            f"filesystem {filesystem}",
+            f"processes {processes}",
             f"process cap {self.process_cap or 'NONE'}",
             f"memory cap {self.memory_cap}",
+            f"CPU cap {self.cpu_cap}",
             f"uid {'unprivileged' if self.uid_drop else 'not dropped'}",
+            f"Landlock {f'ABI {self.landlock}' if self.landlock else 'NONE'}",
+            f"seccomp filter {'on' if self.seccomp else 'OFF'}",
         ]
         return f"isolation level: {self.level} ({'; '.join(parts)})"
 
@@ -62,23 +99,31 @@ class Isolation:
         return dict(self.__dict__)
 
 
-def isolation_from_report(report: dict[str, Any], cgroups: Mapping[str, Path]) -> Isolation:
+def isolation_from_report(
+    report: dict[str, Any], cgroups: Mapping[str, Path], caps: Mapping[str, str] | None = None
+) -> Isolation:
+    caps = caps or {}
     if "pids" in cgroups:
-        process_cap = "pids cgroup"
+        process_cap = caps.get("processes", "pids cgroup")
     elif report["uid_drop"]:
         process_cap = "RLIMIT_NPROC (one uid per worker)"
     elif report["user_namespace"]:
         process_cap = "RLIMIT_NPROC (user namespace)"
     else:
         process_cap = None
-    memory_cap = "memory cgroup + RLIMIT_AS" if "memory" in cgroups else "RLIMIT_AS"
+    memory_cap = (
+        f"{caps.get('memory', 'memory cgroup')} + RLIMIT_AS" if "memory" in cgroups else "RLIMIT_AS"
+    )
     contained = (
         report["network"] and report["filesystem"] and report["pid_namespace"] and process_cap
     )
+    confined = bool(report.get("seccomp")) and int(report.get("landlock", 0)) > 0
     if contained and report["uid_drop"]:
         level = "full"
     elif contained:
         level = "namespaces"
+    elif confined and process_cap:
+        level = "unprivileged"
     else:
         level = "weak"
     return Isolation(
@@ -89,132 +134,71 @@ def isolation_from_report(report: dict[str, Any], cgroups: Mapping[str, Path]) -
         uid_drop=report["uid_drop"],
         process_cap=process_cap,
         memory_cap=memory_cap,
+        cpu_cap=caps.get("cpu", Isolation.cpu_cap),
         hidden=list(report.get("hidden", [])),
         user_namespace=report["user_namespace"],
         private_proc=bool(report.get("private_proc")),
+        landlock=int(report.get("landlock", 0)),
+        landlock_scopes=bool(report.get("landlock_scopes")),
+        seccomp=bool(report.get("seccomp")),
         notes=list(report.get("errors", [])),
     )
 
 
-# ---- cgroups ----------------------------------------------------------------------------------
+def refusal_advice(isolation: Isolation) -> str:
+    """What the user can do to get a safe level, for the environment the report describes."""
+    if isolation.landlock and isolation.seccomp:
+        return (
+            "Landlock and seccomp work here but no process cap does: run as root (inside a "
+            "container, root that may change uid, as Docker's default is) or give the harness "
+            "a writable cgroup"
+        )
+    missing = [
+        name
+        for name, ok in (("Landlock", isolation.landlock), ("seccomp", isolation.seccomp))
+        if not ok
+    ]
+    kernel = (
+        f"this kernel does not offer {' or '.join(missing)} (Landlock needs Linux 5.13+ with "
+        "'landlock' in the lsm= boot list; seccomp needs CONFIG_SECCOMP_FILTER)"
+    )
+    if os.geteuid() == 0:
+        return (
+            f"{kernel}, and root here cannot create namespaces (a container without "
+            "CAP_SYS_ADMIN): run on a kernel with Landlock, or give the container its own "
+            "namespaces (e.g. docker run --security-opt seccomp=unconfined --cap-add SYS_ADMIN)"
+        )
+    return (
+        f"{kernel}, and unprivileged user namespaces are disabled (sysctl "
+        "kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
+        "kernel.apparmor_restrict_unprivileged_userns=0), so nothing here can confine a sample"
+    )
 
 
-def _cgroup_bases() -> dict[str, Path]:
-    """controller -> the directory of this process's own cgroup for it (v1, or v2 unified)."""
-    mounts: dict[str, Path] = {}
-    v2_mount: Path | None = None
-    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        for line in handle:
-            left, _, right = line.partition(" - ")
-            fstype, _, super_options = right.split(" ", 2)
-            mount_point = Path(left.split()[4])
-            if fstype == "cgroup":
-                for option in super_options.strip().split(","):
-                    if option in ("pids", "memory"):
-                        mounts[option] = mount_point
-            elif fstype == "cgroup2":
-                v2_mount = mount_point
-    bases: dict[str, Path] = {}
-    with open("/proc/self/cgroup", encoding="utf-8") as handle:
-        for line in handle:
-            _, controllers, path = line.rstrip("\n").split(":", 2)
-            for controller in controllers.split(","):
-                if controller in mounts:
-                    bases[controller] = mounts[controller] / path.lstrip("/")
-            if controllers == "" and v2_mount is not None:
-                enabled = v2_mount / path.lstrip("/") / "cgroup.controllers"
-                try:
-                    available = enabled.read_text().split()
-                except OSError:
-                    available = []
-                for controller in ("pids", "memory"):
-                    if controller in available and controller not in bases:
-                        bases[controller] = v2_mount / path.lstrip("/")
-    return bases
+# The known-good program every worker must pass before it runs anything: a sandbox whose
+# candidates cannot even start would otherwise fail every sample and report pass@k = 0.
+_PROBE_PROGRAM = "def add(a, b):\n    return a + b\n"
+_PROBE_TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _remove_cgroup_tree(path: Path) -> None:
-    for child in sorted(path.glob("w*"), reverse=True):
-        try:
-            child.rmdir()
-        except OSError:
-            pass
-    try:
-        path.rmdir()
-    except OSError:
-        pass
-
-
-class Cgroups:
-    """Per-worker pids and memory cgroups under this process's own cgroup, where writable."""
-
-    def __init__(self, workers: int, config: ExecutionConfig) -> None:
-        self.roots: dict[str, Path] = {}
-        self.workers: dict[str, list[Path]] = {}
-        self.notes: list[str] = []
-        if not config.use_cgroups:
-            return
-        tag = f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
-        for controller, base in _cgroup_bases().items():
-            self._remove_stale(base)
-            try:
-                self._create(controller, base / tag, workers, config)
-            except OSError as err:
-                self.notes.append(f"{controller} cgroup unavailable ({err.strerror or err})")
-                _remove_cgroup_tree(base / tag)
-
-    @staticmethod
-    def _remove_stale(base: Path) -> None:
-        # Trees left by harnesses that were killed (their workers are empty by now).
-        try:
-            stale = [p for p in base.iterdir() if p.name.startswith(CGROUP_PREFIX)]
-        except OSError:
-            return
-        for path in stale:
-            try:
-                pid = int(path.name[len(CGROUP_PREFIX) :].split("-")[0])
-            except ValueError:
-                continue
-            if not _pid_alive(pid):
-                _remove_cgroup_tree(path)
-
-    def _create(self, controller: str, root: Path, workers: int, config: ExecutionConfig) -> None:
-        root.mkdir()
-        v2 = (root / "cgroup.subtree_control").exists()
-        if v2:
-            (root / "cgroup.subtree_control").write_text(f"+{controller}")
-        paths = []
-        for index in range(workers):
-            path = root / f"w{index}"
-            path.mkdir()
-            if controller == "pids":
-                (path / "pids.max").write_text(str(config.processes))
-            elif v2:
-                (path / "memory.max").write_text(str(config.memory_mb * 2**20))
-                (path / "memory.swap.max").exists() and (path / "memory.swap.max").write_text("0")
-            else:
-                (path / "memory.limit_in_bytes").write_text(str(config.memory_mb * 2**20))
-            paths.append(path)
-        self.roots[controller] = root
-        self.workers[controller] = paths
-
-    def procs_files(self, index: int) -> list[str]:
-        return [str(paths[index] / "cgroup.procs") for paths in self.workers.values()]
-
-    def close(self) -> None:
-        for root in self.roots.values():
-            _remove_cgroup_tree(root)
-        self.roots.clear()
+def probe_jobs() -> list[dict[str, Any]]:
+    """One known-good job per judging mode (separated, single-process, stdin/stdout)."""
+    return [
+        {
+            "mode": "separated",
+            "candidate_program": _PROBE_PROGRAM,
+            "prefix": "",
+            "test": _PROBE_TEST,
+            "entry_point": "add",
+            "prefix_classes": [],
+        },
+        {"mode": "function", "program": _PROBE_PROGRAM + "\n" + _PROBE_TEST + "\ncheck(add)\n"},
+        {
+            "mode": "stdio",
+            "program": "print(sum(map(int, input().split())))\n",
+            "tests": [["2 3\n", "5\n"]],
+        },
+    ]
 
 
 # ---- the worker pool --------------------------------------------------------------------------
@@ -242,8 +226,16 @@ class _Worker:
         zygote_config: dict[str, Any] = {
             "harness_pid": os.getpid(),
             "worker_index": self.index,
+            "cpu": pool.cgroups.cpu_of(self.index),
             "namespaces": config.use_namespaces,
-            "sandbox_uid": SANDBOX_UID_BASE + self.index if config.drop_uid else None,
+            "sandbox_uids": [
+                [SANDBOX_UID_BASE + self.index, TESTS_UID_BASE + self.index],
+                [CONTAINER_UID_BASE + self.index, CONTAINER_TESTS_UID_BASE + self.index],
+            ]
+            if config.drop_uid
+            else [],
+            "landlock": config.use_landlock,
+            "seccomp": config.use_seccomp,
             "fallback_scratch": str(pool.fallback_scratch / f"w{self.index}"),
             "scratch_mb": config.scratch_mb,
             "scratch_inodes": config.scratch_inodes,
@@ -257,7 +249,9 @@ class _Worker:
                 "file_size_mb": config.file_size_mb,
             },
         }
-        Path(zygote_config["fallback_scratch"]).mkdir(parents=True, exist_ok=True)
+        scratch = Path(zygote_config["fallback_scratch"])
+        scratch.mkdir(parents=True, exist_ok=True)
+        scratch.chmod(0o711)  # the sandbox uids must reach their own directories in it
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -327,23 +321,43 @@ class WorkerPool:
         self.size = config.resolved_workers()
         _remove_stale_scratch()
         self.fallback_scratch = Path(tempfile.mkdtemp(prefix=f"boi-sandbox-{os.getpid()}-"))
+        self.fallback_scratch.chmod(0o711)
         self.cgroups = Cgroups(self.size, config)
         self.workers = [_Worker(i, self) for i in range(self.size)]
         self._lock = threading.Lock()
         try:
             report = self.workers[0].start()
-            self.isolation = isolation_from_report(report, self.cgroups.roots)
+            self.isolation = isolation_from_report(report, self.cgroups.roots, self.cgroups.caps())
             self.isolation.notes += self.cgroups.notes
             if self.isolation.level == "weak" and not config.allow_weak_isolation:
                 raise UserError(
-                    f"refusing to run untrusted code: {self.isolation.describe()}; run as root or "
-                    "enable user namespaces, or pass --allow-weak-isolation to accept the risk."
+                    f"refusing to run untrusted code: {self.isolation.describe()}"
+                    + (f" [{'; '.join(self.isolation.notes)}]" if self.isolation.notes else "")
+                    + f"; {refusal_advice(self.isolation)}; or pass --allow-weak-isolation to "
+                    "accept the risk."
                 )
+            self._prove(self.workers[0])
             for worker in self.workers[1:]:
                 worker.start()
+                self._prove(worker)
         except BaseException:
             self.close()
             raise
+
+    def _prove(self, worker: _Worker) -> None:
+        """Run the known-good probes on `worker`; refuse, in one sentence, if one fails."""
+        for job in probe_jobs():
+            job = {**job, "id": -1, "timeout": max(10.0, self.config.timeout)}
+            try:
+                outcome = worker.run(job, self.config.startup_timeout)
+            except WorkerDied as err:
+                outcome = {"status": "error", "result": str(err)}
+            if outcome.get("status") != "passed":
+                raise UserError(
+                    f"refusing to run: the sandbox ({self.isolation.level}) cannot run a "
+                    f"known-good {job['mode']} program here ({outcome.get('result')}); every "
+                    "sample would fail. Run with --debug to see the workers' errors."
+                )
 
     def map(
         self, jobs: Iterable[tuple[int, dict[str, Any], float]]
@@ -420,7 +434,7 @@ def _remove_stale_scratch() -> None:
             pid = int(path.name.split("-")[2])
         except (IndexError, ValueError):
             continue
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             shutil.rmtree(path, ignore_errors=True)
 
 

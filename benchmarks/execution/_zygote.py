@@ -47,10 +47,12 @@ import base64
 import builtins
 import collections
 import ctypes
+import dataclasses
 import errno
 import gc
 import hashlib
 import importlib
+import importlib.util
 import io
 import itertools
 import json
@@ -59,6 +61,7 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import struct
 import sys
 import tempfile
@@ -87,6 +90,7 @@ MS_STRICTATIME = 0x1000000
 
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
 
 # Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
 # "locked" flags inside a user namespace, and there is no reason to clear them anywhere).
@@ -109,14 +113,16 @@ CALLS_IN_FD = 3
 REPLIES_OUT_FD = 4
 CALLS_OUT_FD = 5
 REPLIES_IN_FD = 6
+# Single-process and stdin/stdout samples read their program from this descriptor.
+PROGRAM_FD = 5
 NONCE_BYTES = 16
 MAX_REASON = 2000
 MAX_MESSAGE = 64 * 2**20
 PLAIN_RULE = "boi-plain/1"
 PR_SET_DUMPABLE = 4
-# The tests' process in separated mode runs under the sandbox uid plus this: unprivileged, and
-# not the candidate's, so the candidate can neither signal nor trace it.
-TESTS_UID_OFFSET = 500000
+# Exit codes of a sandboxed child that refused to run generated code (never a verdict).
+EXIT_UNCONFINED = 73
+EXIT_NO_USER_NAMESPACE = 72
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [
@@ -230,6 +236,8 @@ def _expose(needed: list[str]) -> list[str]:
 
 
 class Zygote:
+    """One sandbox worker: set up once, then the jobs process and the spawner (see `main`)."""
+
     def __init__(self, config: dict, keep_fds: tuple[int, ...] = ()) -> None:
         self.config = config
         self.keep_fds = keep_fds
@@ -241,6 +249,11 @@ class Zygote:
         self.sequence = 0
         self.pair_cpu: set[int] = set()
         self.devnull = os.open(os.devnull, os.O_RDWR)
+        self.landlock: Any = None  # the _landlock module, where the kernel offers Landlock
+        self.seccomp: Any = None  # the _seccomp module, where a filter can be installed
+        self.read_paths: tuple[str, ...] = ()
+        self.stdlib_path: list[str] = []
+        self.spawner: SpawnerClient | None = None  # the jobs process's line to the spawner
 
     # ---- start-up -------------------------------------------------------------------------
 
@@ -260,9 +273,14 @@ class Zygote:
             hidden=[],
             uid_drop=False,
             sandbox_uid=None,
+            tests_uid=None,
             pid_namespace=False,
             private_proc=False,
             cgroups=[],
+            landlock=0,
+            landlock_scopes=False,
+            seccomp=False,
+            spawner=True,
         )
         if config.get("namespaces", True):
             self._enter_namespaces(root)
@@ -271,16 +289,20 @@ class Zygote:
         if self.scratch_root is None:
             # Without a private mount namespace the scratch space is a directory the harness made.
             self.scratch_root = config["fallback_scratch"]
-        uid = config.get("sandbox_uid")
-        self.report["uid_drop"] = bool(root and uid is not None and self._probe_uid(uid))
-        self.report["sandbox_uid"] = uid if self.report["uid_drop"] else None
+        if root:
+            self._choose_uids(config.get("sandbox_uids") or [])
         self.report["scratch_root"] = self.scratch_root
         # Separated mode puts a run's two processes on one CPU: a call is a synchronous round
         # trip, and waking a process on another CPU costs ~10x a same-CPU switch on VMs (113 us
         # vs 11 us per pipe round trip measured on a 2-core VM). One worker per CPU keeps the
-        # pairs apart.
+        # pairs apart, and a sample that spins only slows its own CPU (it cannot change its
+        # affinity under the seccomp filter).
         cpus = sorted(os.sched_getaffinity(0))
-        self.pair_cpu = {cpus[int(config.get("worker_index", 0)) % len(cpus)]}
+        # The harness picks the CPU (the same one as the worker's cpuset cgroup, if any).
+        self.pair_cpu = {
+            int(config.get("cpu", cpus[int(config.get("worker_index", 0)) % len(cpus)]))
+        }
+        self._load_confinement()
         gc.collect()
         gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
         return self.report
@@ -311,7 +333,7 @@ class Zygote:
                     handle.write(f"0 {gid} 1")
                 self.report["user_namespace"] = True
         except OSError as err:
-            self.report["errors"].append(f"namespaces unavailable ({err})")
+            self.report["errors"].append(f"namespaces unavailable ({err.strerror or err})")
             return
         # Never touch mounts unless we really are in a mount namespace of our own.
         if os.readlink("/proc/self/ns/mnt") == before:
@@ -325,10 +347,9 @@ class Zygote:
     def _become_pid_one(self) -> None:
         """Fork into the new PID namespace; this process stays behind as a waiting shim.
 
-        The zygote is then PID 1 of a namespace that holds nothing but its samples: after each
-        sample `kill(-1, SIGKILL)` reaches every process the sample left behind, and if the
-        zygote dies the kernel kills them all. The shim dies with the harness (death signal),
-        and the zygote dies with the shim.
+        The forked process is PID 1 of a namespace that holds nothing but this worker: it
+        becomes the spawner (see `main`), and if it dies the kernel kills every process of the
+        namespace. The shim dies with the harness (death signal), and PID 1 dies with the shim.
         """
         child = os.fork()
         if child != 0:
@@ -405,8 +426,22 @@ class Zygote:
             return
         self.report["private_proc"] = True
 
+    def _choose_uids(self, pairs: list[list[int]]) -> None:
+        """The first (candidate uid, tests uid) pair this process can switch to and that can
+        still read the interpreter. A container's user namespace maps few uids (Docker: all;
+        rootless setups: often 65536), so the pool offers a high pair and a low one."""
+        for candidate_uid, tests_uid in pairs:
+            if self._probe_uid(candidate_uid) and self._probe_uid(tests_uid):
+                self.report.update(uid_drop=True, sandbox_uid=candidate_uid, tests_uid=tests_uid)
+                return
+        if pairs:
+            self.report["errors"].append(
+                "no unprivileged uid can be used here (unmapped, or it cannot read this Python "
+                "installation); samples keep this process's uid"
+            )
+
     def _probe_uid(self, uid: int) -> bool:
-        """Can the sandbox uid still read the interpreter (a home directory may hide it)?"""
+        """Can this process switch to `uid`, and can that uid still read the interpreter?"""
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -421,13 +456,101 @@ class Zygote:
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        if status != 0:
-            self.report["errors"].append(
-                "an unprivileged uid cannot read this Python installation; samples keep uid 0"
-            )
         return status == 0
 
-    # ---- serving --------------------------------------------------------------------------
+    def _load_confinement(self) -> None:
+        """Load the Landlock and seccomp layers and prove, in a throw-away child confined as a
+        sample will be, that this kernel accepts both. A layer that fails here is reported and
+        not used; one that worked here and fails for a sample stops that sample (never runs it
+        unconfined)."""
+        config = self.config
+        if config.get("landlock", True):
+            try:
+                module = _load_sibling("_landlock")
+                abi = int(module.abi_version())
+            except (OSError, ImportError, AttributeError) as err:
+                self.report["errors"].append(f"Landlock unavailable ({err})")
+            else:
+                if abi > 0:
+                    self.landlock = module
+                    self.read_paths = tuple(config.get("allow_read", []))
+                    # Computed (and cached) here, while everything is readable: a sample only
+                    # inherits the answer.
+                    module.default_read_paths()
+                    module.default_list_dirs()
+                else:
+                    self.report["errors"].append("Landlock unavailable (kernel without it)")
+        if config.get("seccomp", True):
+            try:
+                module = _load_sibling("_seccomp")
+            except (OSError, ImportError) as err:
+                self.report["errors"].append(f"seccomp unavailable ({err})")
+            else:
+                if module.SUPPORTED:
+                    self.seccomp = module
+                else:
+                    self.report["errors"].append("seccomp unavailable (unsupported architecture)")
+        self.stdlib_path = [p for p in sys.path if p and _is_stdlib_path(p)]
+        if self.landlock is None and self.seccomp is None:
+            return
+        probe_dir = os.path.join(self._scratch_root(), "probe")
+        os.makedirs(probe_dir, exist_ok=True)
+        result_r, result_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(result_r)
+                uid = self.report["sandbox_uid"]
+                if uid is not None:
+                    os.chown(probe_dir, uid, uid)
+                    os.setgroups([])
+                    os.setresgid(uid, uid, uid)
+                    os.setresuid(uid, uid, uid)
+                outcome = self._confine(probe_dir)
+                os.write(result_w, json.dumps(outcome).encode())
+            except BaseException as err:
+                os.write(result_w, json.dumps({"error": str(err)}).encode())
+            finally:
+                os._exit(0)
+        os.close(result_w)
+        raw = _read_all(result_r, 1 << 16)
+        os.waitpid(pid, 0)
+        shutil.rmtree(probe_dir, ignore_errors=True)
+        try:
+            outcome = json.loads(raw or b"{}")
+        except ValueError:
+            outcome = {}
+        if "error" in outcome or not outcome:
+            self.report["errors"].append(
+                f"Landlock/seccomp refused ({outcome.get('error', 'no answer')}); not used"
+            )
+            self.landlock = self.seccomp = None
+            return
+        landlock = outcome.get("landlock") or {}
+        self.report["landlock"] = int(landlock.get("abi", 0))
+        self.report["landlock_net"] = bool(landlock.get("tcp"))
+        self.report["landlock_scopes"] = bool(landlock.get("signals"))
+        self.report["seccomp"] = bool(outcome.get("seccomp"))
+
+    def _confine(self, scratch: str) -> dict:
+        """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
+        Runs in the sample after its uid change; raises OSError if a layer refuses."""
+        outcome: dict = {"landlock": None, "seccomp": False}
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if self.landlock is not None:
+            # The default read set (the interpreter, the standard library without
+            # site-packages, system libraries) plus what the config allows; writable: this
+            # sample's own scratch directory (and /dev/null).
+            policy = self.landlock.default_policy((scratch,))
+            if self.read_paths:
+                policy = dataclasses.replace(policy, read=(*policy.read, *self.read_paths))
+            outcome["landlock"] = self.landlock.restrict(policy)
+        if self.seccomp is not None:
+            self.seccomp.install()
+            outcome["seccomp"] = True
+        return outcome
+
+    # ---- serving (the jobs process) -------------------------------------------------------
 
     def serve(self, job_fd: int, result_fd: int) -> None:
         while True:
@@ -478,7 +601,10 @@ class Zygote:
             if job["mode"] == "table":
                 return self._run_table(job, timeout)
             return self._run_once(job, stdin, timeout)
-        except OSError as err:  # our own plumbing failed (not the sample): report, keep serving
+        except (OSError, SpawnFailed) as err:
+            # Our own plumbing failed (not the sample): report, clean up, keep serving.
+            self._reap(())
+            self._clear_scratch()
             return {"status": "error", "result": f"error: sandbox failure ({err})"}
 
     def _scratch_root(self) -> str:
@@ -498,47 +624,61 @@ class Zygote:
             os.chown(path, owner, owner)
         return path
 
+    def _spawn(
+        self, kind: str, scratch: str, timeout: float, fds: list[int], deadline: float
+    ) -> int:
+        """A sandboxed process for generated code, forked by the spawner (which never held a
+        job): it receives only `fds`, then reads its own program from them."""
+        if self.spawner is None:
+            raise RuntimeError("the jobs process has no spawner")
+        request = {"kind": kind, "scratch": scratch, "timeout": timeout}
+        return self.spawner.spawn(request, fds, deadline)
+
     def _run_separated(self, job: dict, timeout: float) -> dict:
         """The candidate and the tests in two processes that talk through plain-data pipes."""
         self.sequence += 1
         pid_ns = bool(self.report["pid_namespace"])
         uid = self.report["sandbox_uid"]
-        tests_uid = None if uid is None else uid + TESTS_UID_OFFSET
+        tests_uid = self.report["tests_uid"]
         candidate_dir = self._new_scratch("c", uid)
         trusted_dir = self._new_scratch("t", tests_uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
-        cpu = self.pair_cpu
         started = time.monotonic()
-        candidate = os.fork()
-        if candidate == 0:
-            try:
-                for fd in (nonce_r, keep_r, verdict_r, verdict_w, calls_w, replies_r):
-                    os.close(fd)
-                os.sched_setaffinity(0, cpu)
-                self._become_sample(
-                    candidate_dir,
-                    self.devnull,
-                    self.devnull,
-                    calls_r,
-                    replies_w,
-                    timeout,
-                    uid,
-                    pid_ns,
-                )
-                if uid is None:
-                    _drop_capabilities_over_parent()
-                _serve_candidate(job)
-            finally:
-                os._exit(70)
+        deadline = started + timeout
+        try:
+            candidate = self._spawn(
+                "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
+            )
+        except BaseException:
+            for fd in (
+                nonce_r,
+                keep_r,
+                verdict_r,
+                verdict_w,
+                calls_r,
+                calls_w,
+                replies_r,
+                replies_w,
+            ):
+                os.close(fd)
+            raise
+        os.close(calls_r)
+        os.close(replies_w)
+        try:
+            # The candidate's whole job: its own program. Written before the tests start, so
+            # that it is the first message on the calls pipe.
+            _send_message(calls_w, _candidate_setup(job), deadline)
+        except (TimeoutError, OSError):
+            pass  # the candidate did not take its program: the tests' first call says so
+        os.set_blocking(calls_w, True)  # the tests write without a deadline of their own
         trusted = os.fork()
         if trusted == 0:
             try:
-                for fd in (keep_r, verdict_r, calls_r, replies_w):
+                for fd in (keep_r, verdict_r):
                     os.close(fd)
-                os.sched_setaffinity(0, cpu)
                 # Under a uid of their own (root), or the worker's while the candidate sits in a
                 # nested user namespace (no root). Out of the sample's cgroups: a candidate that
                 # exhausts the process or memory cap cannot make the tests fail in its place.
@@ -562,15 +702,13 @@ class Zygote:
                 _run_trusted(job)
             finally:
                 os._exit(70)
-        for fd in (verdict_w, nonce_r, calls_r, calls_w, replies_r, replies_w):
+        for fd in (verdict_w, nonce_r, calls_w, replies_r):
             os.close(fd)
         nonce = os.read(keep_r, NONCE_BYTES)
         os.close(keep_r)
-        status, timed_out = _wait(trusted, started + timeout)
+        status, timed_out = _wait(trusted, deadline)
         duration = time.monotonic() - started
-        if not pid_ns:
-            _kill_group(candidate)
-        self._reap(trusted)
+        self._reap((candidate,), (trusted,))
         verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
         self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
@@ -588,33 +726,23 @@ class Zygote:
         per call: tens of thousands of calls per completion cost about a second.
         """
         self.sequence += 1
-        pid_ns = bool(self.report["pid_namespace"])
         uid = self.report["sandbox_uid"]
         candidate_dir = self._new_scratch("c", uid)
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
         started = time.monotonic()
-        candidate = os.fork()
-        if candidate == 0:
-            try:
-                for fd in (calls_w, replies_r):
-                    os.close(fd)
-                os.sched_setaffinity(0, self.pair_cpu)
-                self._become_sample(
-                    candidate_dir, self.devnull, self.devnull, calls_r, replies_w, timeout, uid,
-                    pid_ns,
-                )  # fmt: skip
-                if uid is None:
-                    _drop_capabilities_over_parent()
-                _serve_candidate(job)
-            finally:
-                os._exit(70)
-        os.close(calls_r)
-        os.close(replies_w)
         deadline = started + timeout
+        try:
+            candidate = self._spawn(
+                "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
+            )
+        finally:
+            os.close(calls_r)
+            os.close(replies_w)
         tables: list = []
         outcome: dict = {"status": "passed", "result": "completed"}
         try:
+            _send_message(calls_w, _candidate_setup(job), deadline)
             for batch in job["batches"]:
                 _send_message(calls_w, {"table": batch}, deadline)
                 reply = _receive_message(replies_r, deadline)
@@ -654,9 +782,7 @@ class Zygote:
         duration = time.monotonic() - started
         for fd in (calls_w, replies_r):
             os.close(fd)
-        if not pid_ns:
-            _kill_group(candidate)
-        self._reap(candidate)
+        self._reap((candidate,))
         self._clear_scratch()
         if outcome["status"] == "passed":
             outcome["tables"] = tables
@@ -677,40 +803,52 @@ class Zygote:
                         pass
                 time.sleep(0.005)
 
-    def _reap(self, child: int) -> None:
-        """Kill and reap every process the sample left behind."""
-        if self.report["pid_namespace"]:
-            if os.getpid() != 1:  # kill(-1) outside our own namespace would hit the machine
+    def _reap(self, spawned: tuple[int, ...], own: tuple[int, ...] = ()) -> None:
+        """Kill every process this run started and wait until they are gone: `spawned` (forked
+        by the spawner, which reports their end) and `own` (the tests, our children).
+
+        In a PID namespace `kill(-1)` reaches every process of the namespace except PID 1 (the
+        spawner, which reaps the generated code's processes and their orphans) and ourselves.
+        Without one, each sandboxed process leads its own process group, and the seccomp filter
+        keeps its descendants from leaving it (no setsid, no setpgid), so killing the groups is
+        complete; the cgroups catch anything else.
+        """
+        pid_ns = bool(self.report["pid_namespace"])
+        if pid_ns:
+            if os.getppid() != 1:  # kill(-1) outside our own namespace would hit the machine
                 raise RuntimeError("PID namespace lost")
-            while True:
-                try:
-                    os.kill(-1, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                try:
-                    os.waitpid(-1, 0)
-                except ChildProcessError:
-                    break
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         else:
-            _kill_group(child)
+            for pid in (*spawned, *own):
+                _kill_group(pid)
             self._kill_cgroup_leftovers()
-            while True:
-                try:
-                    if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                        break
-                except ChildProcessError:
+        while True:
+            try:
+                if os.waitpid(-1, 0 if pid_ns else os.WNOHANG)[0] == 0:
                     break
+            except ChildProcessError:
+                break
+        if self.spawner is not None:
+            until = time.monotonic() + 5.0
+            for pid in spawned:
+                self.spawner.wait(pid, until)
+                self.spawner.forget(pid)
+        if pid_ns and self.report["private_proc"]:
+            _wait_for_empty_namespace(time.monotonic() + 2.0)
         if self.report["namespaces"]:
             _remove_sysv_ipc()
 
     def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
         self.sequence += 1
-        pid_ns = bool(self.report["pid_namespace"])
         config = self.config
         uid = self.report["sandbox_uid"]
         scratch = self._new_scratch("s", uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
+        program_r, program_w = os.pipe()
         stdout_fd = self.devnull
         stdin_fd = self.devnull
         if stdin is not None:
@@ -719,22 +857,35 @@ class Zygote:
             os.lseek(stdin_fd, 0, os.SEEK_SET)
             stdout_fd = os.memfd_create("stdout", 0)
         started = time.monotonic()
-        child = os.fork()
-        if child == 0:
-            try:
-                self._become_sample(
-                    scratch, stdin_fd, stdout_fd, nonce_r, verdict_w, timeout, uid, pid_ns
-                )
-                _run_sample(job, stdin is not None)
-            finally:
-                os._exit(70)
-        os.close(verdict_w)
-        os.close(nonce_r)
+        deadline = started + timeout
+        kind = "stdio" if stdin is not None else "program"
+        try:
+            child = self._spawn(
+                kind,
+                scratch,
+                timeout,
+                [stdin_fd, stdout_fd, nonce_r, verdict_w, program_r],
+                deadline,
+            )
+        except BaseException:
+            for fd in (keep_r, verdict_r, program_w):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (verdict_w, nonce_r, program_r):
+                os.close(fd)
+        try:
+            _write_by(
+                program_w, memoryview(job["program"].encode("utf-8", "surrogatepass")), deadline
+            )
+        except (TimeoutError, OSError):
+            pass  # the sample did not take its program: it fails or times out on its own
+        os.close(program_w)
         nonce = os.read(keep_r, NONCE_BYTES)
         os.close(keep_r)
-        status, timed_out = _wait(child, started + timeout)
+        status, timed_out = self._wait_spawned(child, deadline)
         duration = time.monotonic() - started
-        self._reap(child)
+        self._reap((child,))
         verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
         stdout = b""
         if stdin is not None:
@@ -748,6 +899,22 @@ class Zygote:
             outcome["stdout"] = stdout.decode("utf-8", "replace")
         return outcome
 
+    def _wait_spawned(self, pid: int, deadline: float) -> tuple[int, bool]:
+        """The exit status of a process the spawner forked, as the spawner reports it; at the
+        deadline its group is killed and (status, True) returned."""
+        if self.spawner is None:
+            raise RuntimeError("the jobs process has no spawner")
+        status = self.spawner.wait(pid, deadline)
+        if status is not None:
+            return status, False
+        _kill_group(pid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        status = self.spawner.wait(pid, time.monotonic() + 10.0)
+        return (status if status is not None else signal.SIGKILL), True
+
     def _become_sample(
         self,
         scratch: str,
@@ -760,12 +927,18 @@ class Zygote:
         pid_ns: bool,
         extra_fds: tuple[int, ...] = (),
         join_cgroups: bool = True,
+        confine: bool = False,
     ) -> None:
+        """Turn this freshly forked process into a sandboxed one: its own session, the
+        worker's cgroups and CPU, exactly the descriptors it needs, rlimits, an empty scratch
+        directory, an unprivileged uid and, for generated code (`confine`), Landlock and the
+        seccomp filter. Any failure raises, and the caller exits without running anything."""
         config = self.config
-        zygote = os.getppid()
+        parent = os.getppid()
         os.setsid()
         for fd in self.cgroup_fds if join_cgroups else ():
-            os.write(fd, b"0")  # join this worker's pids/memory cgroups (0 = the writer)
+            os.write(fd, b"0")  # join this worker's cgroups (0 = the writer)
+        os.sched_setaffinity(0, self.pair_cpu)
         # Lay out fds 0-4 exactly; dup first so that no source is overwritten before it is used.
         layout = (stdin_fd, stdout_fd, self.devnull, nonce_r, verdict_w, *extra_fds)
         sources = [os.dup(fd) for fd in layout]
@@ -805,8 +978,240 @@ class Zygote:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        if not pid_ns and os.getppid() != zygote:
-            os._exit(71)  # the zygote died before the death signal was armed
+        if not pid_ns and os.getppid() != parent:
+            os._exit(71)  # our parent died before the death signal was armed
+        if confine:
+            if uid is None and self.report["user_namespace"]:
+                # Root of the worker's user namespace holds capabilities over the tests' process:
+                # give them up in a user namespace of our own (same kernel uid, same files).
+                if _libc.unshare(CLONE_NEWUSER) != 0:
+                    os._exit(EXIT_NO_USER_NAMESPACE)
+            self._confine(scratch)
+            # Only the standard library on the path: the harness's packages are unreadable
+            # under Landlock anyway, and their cached directory listings must not be used.
+            sys.path[:] = self.stdlib_path
+            sys.path_importer_cache.clear()
+
+
+def _wait_for_empty_namespace(deadline: float) -> None:
+    """Until our private /proc lists no process but PID 1 (the spawner) and ourselves: the
+    spawner reaps what `kill(-1)` killed, orphans included, a moment later."""
+    me = str(os.getpid())
+    while time.monotonic() < deadline:
+        if all(e in ("1", me) for e in os.listdir("/proc") if e.isdigit()):
+            return
+        time.sleep(0.0005)
+
+
+def _candidate_setup(job: dict) -> dict:
+    """The first message a candidate receives: its program, and nothing of the tests."""
+    return {
+        "candidate_program": job["candidate_program"],
+        "entry_point": job["entry_point"],
+        "prefix_classes": list(job.get("prefix_classes", ())),
+    }
+
+
+def _is_stdlib_path(path: str) -> bool:
+    return "site-packages" not in path and "dist-packages" not in path
+
+
+def _load_sibling(name: str) -> Any:
+    """A module from beside this file (`_landlock`, `_seccomp`: standard library only), loaded
+    without putting our directory on sys.path, where samples would find our private modules."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"boi_sandbox{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- the spawner
+
+
+class SpawnFailed(Exception):
+    """The spawner could not start a sandboxed process (not the sample's fault)."""
+
+
+class SpawnerClient:
+    """The jobs process's side of the spawner socket: spawn requests, pids and exit statuses."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.exits: dict[int, int] = {}
+
+    def _next(self, deadline: float) -> dict | None:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+            return None
+        data = self.sock.recv(4096)
+        if not data:
+            raise SpawnFailed("the spawner is gone")
+        message = json.loads(data)
+        if "exit" in message:
+            self.exits[int(message["exit"])] = int(message["status"])
+        return message
+
+    def spawn(self, request: dict, fds: list[int], deadline: float) -> int:
+        socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
+        # Start-up is the spawner's, not the sample's: a busy machine must not turn it into
+        # the sample's timeout, so the wait for the pid has a deadline of its own.
+        deadline = max(deadline, time.monotonic() + 30.0)
+        while True:
+            message = self._next(deadline)
+            if message is None:
+                raise SpawnFailed("the spawner did not answer")
+            if "error" in message:
+                raise SpawnFailed(str(message["error"]))
+            if "pid" in message:
+                pid = int(message["pid"])
+                self.exits.pop(pid, None)  # an earlier process that had this pid
+                return pid
+
+    def wait(self, pid: int, deadline: float) -> int | None:
+        """`pid`'s wait status, or None if it is still running at `deadline`."""
+        while pid not in self.exits:
+            if self._next(deadline) is None and time.monotonic() >= deadline:
+                return None
+        return self.exits[pid]
+
+    def forget(self, pid: int) -> None:
+        self.exits.pop(pid, None)
+
+
+class Spawner:
+    """The process that forks every sandboxed process running generated code.
+
+    It is forked from the zygote at start-up, before any job exists, and only ever receives
+    spawn requests (a kind, a scratch directory, a timeout) with the descriptors of the new
+    process: never a program, a test or an expected value. A sample forked from it therefore
+    holds, in memory, nothing but the interpreter, the preloaded standard library and the
+    program it then reads from its own descriptors; not the tests of its job, not earlier
+    jobs, not the reference solutions used for timing. In a PID namespace it is PID 1, so the
+    jobs process's `kill(-1)` spares it, and it reaps the samples' orphans.
+    """
+
+    def __init__(self, zygote: Zygote, sock: socket.socket, jobs_pid: int) -> None:
+        self.zygote = zygote
+        self.sock = sock
+        self.jobs_pid = jobs_pid
+        self.spawned: set[int] = set()
+
+    def serve(self) -> None:
+        # Orphans of the samples come to us (without a PID namespace too), and we reap them.
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)
+        # A handler (not SIG_IGN, which would reap for us): we reap, and report statuses.
+        signal.signal(signal.SIGCHLD, _ignore_signal)
+        while True:
+            try:
+                readable = select.select([self.sock.fileno(), wake_r], [], [])[0]
+            except InterruptedError:
+                continue
+            if wake_r in readable:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            self._reap()
+            if self.sock.fileno() in readable:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.sock, 4096, 16)
+                except OSError:
+                    data, fds = b"", []
+                if not data:
+                    self._exit()
+                self._spawn(json.loads(data), fds)
+
+    def _spawn(self, request: dict, fds: list[int]) -> None:
+        try:
+            pid = os.fork()
+        except OSError as err:
+            for fd in fds:
+                os.close(fd)
+            self._send({"error": f"fork failed ({err.strerror})"})
+            return
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _enter_sample(self.zygote, request, fds)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        self.spawned.add(pid)
+        self._send({"pid": pid})
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.jobs_pid:
+                self._exit()
+            if pid in self.spawned:
+                self.spawned.discard(pid)
+                self._send({"exit": pid, "status": status})
+
+    def _send(self, message: dict) -> None:
+        try:
+            self.sock.send(json.dumps(message).encode())
+        except OSError:
+            self._exit()
+
+    def _exit(self) -> None:
+        """The jobs process is gone: so is everything this worker ran."""
+        for pid in self.spawned:
+            _kill_group(pid)
+        os._exit(0)
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    pass
+
+
+def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
+    """In a process the spawner just forked: become the sandboxed sample, read the program
+    from our own descriptors and run it. Never returns."""
+    kind = request["kind"]
+    devnull = zygote.devnull
+    report = zygote.report
+    timeout = float(request["timeout"])
+    if kind == "candidate":
+        calls_r, replies_w = fds
+        stdin_fd, stdout_fd, first, second = devnull, devnull, calls_r, replies_w
+        extra: tuple[int, ...] = ()
+    else:
+        stdin_fd, stdout_fd, first, second, program_r = fds
+        extra = (program_r,)
+    try:
+        zygote._become_sample(
+            request["scratch"],
+            stdin_fd,
+            stdout_fd,
+            first,
+            second,
+            timeout,
+            report["sandbox_uid"],
+            bool(report["pid_namespace"]),
+            extra_fds=extra,
+            confine=True,
+        )
+    except BaseException:
+        os._exit(EXIT_UNCONFINED)  # never run generated code half-confined
+    if kind == "candidate":
+        _serve_candidate()
+    else:
+        program = _read_all(PROGRAM_FD, MAX_MESSAGE).decode("utf-8", "surrogatepass")
+        _run_sample(program, kind == "stdio")
 
 
 def _nonce_pipes() -> tuple[int, int]:
@@ -831,7 +1236,7 @@ def pass_token(nonce: bytes) -> bytes:
     return hashlib.sha256(b"boi verdict: passed\0" + nonce).digest()
 
 
-def _run_sample(job: dict, is_stdio: bool) -> None:
+def _run_sample(program: str, is_stdio: bool) -> None:
     # Captured before the program runs, so that rebinding os.read/os.write cannot intercept us.
     read, write, exit_now, token = os.read, os.write, os._exit, pass_token
     sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
@@ -846,7 +1251,7 @@ def _run_sample(job: dict, is_stdio: bool) -> None:
     namespace: dict = {"__name__": "__main__"} if is_stdio else {}
     verdict = b"P"
     try:
-        exec(compile(job["program"], "<sample>", "exec"), namespace)
+        exec(compile(program, "<sample>", "exec"), namespace)
     except SystemExit as err:
         # A script may end with sys.exit(0); a function-style program may not end early at all.
         if not (is_stdio and err.code in (None, 0)):
@@ -867,14 +1272,6 @@ def _run_sample(job: dict, is_stdio: bool) -> None:
 
 
 # --------------------------------------------------------------------------- separated mode
-
-
-def _drop_capabilities_over_parent() -> None:
-    """Move the candidate into a user namespace of its own, so that the capabilities it holds as
-    root of the worker's user namespace (or as root, where no unprivileged uid is available) no
-    longer reach the trusted side. Its kernel uid, and so its file access, stays the same."""
-    if _libc.unshare(CLONE_NEWUSER) != 0:
-        os._exit(72)  # refuse to run the candidate with power over the tests
 
 
 class NotPlain(TypeError):
@@ -1101,9 +1498,19 @@ class _SetupFailed(Exception):
     pass
 
 
-def _serve_candidate(job: dict) -> None:
-    """The candidate's process: run the program, then answer calls until the tests hang up."""
+def _serve_candidate() -> None:
+    """The candidate's process: read its program (the first message), run it, then answer
+    calls until the tests hang up."""
     receive, send, exit_now = _receive_message, _send_message, os._exit
+    try:
+        # Read exactly the first message: the tests' first call may already follow it.
+        header = _read_exact(CALLS_IN_FD, 4)
+        body = _read_exact(CALLS_IN_FD, struct.unpack(">I", header)[0]) if header else None
+        job = json.loads(body.decode("utf-8", "surrogatepass")) if body is not None else None
+    except BaseException:
+        exit_now(0)
+    if type(job) is not dict:
+        exit_now(0)
     names = frozenset(job.get("prefix_classes", ()))
     namespace: dict = {}
     setup_error = None
@@ -1486,16 +1893,70 @@ def _read_all(fd: int, limit: int) -> bytes:
 
 
 def _clear_dir(root: str) -> None:
-    """Delete everything under the scratch root (the sample may have written anywhere in it)."""
-    for entry in os.listdir(root):
-        path = os.path.join(root, entry)
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
+    """Delete everything under the scratch root (the sample may have written anywhere in it).
+
+    Iterative, one directory descriptor at a time and names relative to it: a sample can leave
+    a chain of directories far deeper than Python's recursion limit or PATH_MAX allows
+    (`shutil.rmtree` raises RecursionError there), or directories it made unreadable. What
+    cannot be removed is left (and remembered, so that we do not descend into it forever).
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(root, flags)
+    except OSError:
+        return
+    depth = 0
+    stuck: set[tuple[int, int]] = set()
+    try:
+        while True:
+            child = -1
+            try:
+                names = os.listdir(fd)
+            except OSError:
+                names = []
+            for name in names:
+                try:
+                    os.unlink(name, dir_fd=fd)
+                    continue
+                except IsADirectoryError:
+                    pass
+                except OSError:
+                    continue
+                try:
+                    os.rmdir(name, dir_fd=fd)
+                    continue
+                except OSError:
+                    pass
+                try:
+                    os.chmod(name, 0o700, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    pass
+                try:
+                    child = os.open(name, flags, dir_fd=fd)
+                except OSError:
+                    continue
+                info = os.fstat(child)
+                if (info.st_dev, info.st_ino) in stuck:
+                    os.close(child)
+                    child = -1
+                    continue
+                break
+            if child >= 0:
+                os.close(fd)
+                fd, depth = child, depth + 1
+                continue
+            if depth == 0:
+                return
+            # As empty as we can make it: go back up, where it is removed by name (or, if
+            # something in it could not be removed, skipped from now on).
+            if os.listdir(fd):
+                info = os.fstat(fd)
+                stuck.add((info.st_dev, info.st_ino))
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd, depth = parent, depth - 1
+    finally:
+        os.close(fd)
 
 
 def _same_output(actual: str, expected: str, judge: dict) -> bool:
@@ -1566,8 +2027,27 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
     zygote = Zygote(config, keep_fds=(job_fd, result_fd))
     report = zygote.setup()
-    _send(result_fd, {"ready": True, "report": report})
-    zygote.serve(job_fd, result_fd)
+    # Split in two before the first job: the jobs process (this one's child) receives jobs,
+    # runs the tests and judges; this process becomes the spawner, which forks the samples
+    # and so never holds anything a sample must not see.
+    jobs_end, spawner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    spawner_pid = os.getpid()
+    jobs_pid = os.fork()
+    if jobs_pid == 0:
+        try:
+            spawner_end.close()
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != spawner_pid:
+                os._exit(1)
+            zygote.spawner = SpawnerClient(jobs_end)
+            _send(result_fd, {"ready": True, "report": report})
+            zygote.serve(job_fd, result_fd)
+        finally:
+            os._exit(0)
+    jobs_end.close()
+    os.close(job_fd)
+    os.close(result_fd)
+    Spawner(zygote, spawner_end, jobs_pid).serve()
 
 
 if __name__ == "__main__":
