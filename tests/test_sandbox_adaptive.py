@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pytest
 
 from benchmarks.execution import ExecutionConfig, WorkerPool, execute_samples
-from benchmarks.execution._pool import SANDBOX_UID_BASE
+from benchmarks.execution._pool import is_sandbox_uid
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem
 
@@ -241,7 +241,7 @@ def sandbox_processes() -> set[int]:
             if parent in mine and pid not in mine:
                 mine.add(pid)
                 found = True
-    return {pid for pid in mine if uids[pid] >= SANDBOX_UID_BASE}
+    return {pid for pid in mine if is_sandbox_uid(uids[pid])}
 
 
 def indent(code: str) -> str:

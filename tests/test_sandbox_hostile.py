@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.execution import ExecutionConfig, WorkerPool
-from benchmarks.execution._pool import SANDBOX_UID_BASE
+from benchmarks.execution._pool import is_sandbox_uid
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem, StdioTest
 from tests.sandbox_helpers import EXPECTED_LEVEL
@@ -55,7 +55,7 @@ def sandbox_processes() -> list[int]:
         except OSError:
             continue
         uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        if uid >= SANDBOX_UID_BASE:
+        if is_sandbox_uid(uid):
             pids.append(int(entry))
     return pids
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import secrets
 import select
 import shutil
 import subprocess
@@ -29,10 +30,34 @@ _ZYGOTE_SCRIPT = Path(_zygote.__file__).resolve()
 # range is one no distribution hands out; a container's user namespace may map only 65536 uids
 # (0-65535), hence the second range, above the regular users (UID_MAX 60000) and below
 # nobody (65534).
+# Each pool takes a random slot of `size` consecutive uids in each range, so that two harnesses
+# on one machine do not share uids (and so neither RLIMIT_NPROC counts nor signals).
 SANDBOX_UID_BASE = 1_990_000_000
 TESTS_UID_BASE = 1_990_500_000
 CONTAINER_UID_BASE = 61_000
 CONTAINER_TESTS_UID_BASE = 63_000
+_UID_RANGES = (  # (candidate base, tests base, uids in each)
+    (SANDBOX_UID_BASE, TESTS_UID_BASE, 500_000),
+    (CONTAINER_UID_BASE, CONTAINER_TESTS_UID_BASE, 2_000),
+)
+
+
+def is_sandbox_uid(uid: int) -> bool:
+    """Whether `uid` is one the sandbox hands out (to a sample or to the tests)."""
+    return any(base <= uid < tests + size for base, tests, size in _UID_RANGES)
+
+
+def sandbox_uid_pairs(index: int, workers: int, slot: int) -> list[list[int]]:
+    """Worker `index`'s (candidate uid, tests uid) pair in each range, for the pool's `slot`."""
+    return [
+        [
+            base + (slot % (size // workers)) * workers + index,
+            tests + (slot % (size // workers)) * workers + index,
+        ]
+        for base, tests, size in _UID_RANGES
+    ]
+
+
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/sys/fs/cgroup")
 LEVELS = ("full", "namespaces", "unprivileged", "weak")
 
@@ -103,6 +128,8 @@ def isolation_from_report(
     report: dict[str, Any], cgroups: Mapping[str, Path], caps: Mapping[str, str] | None = None
 ) -> Isolation:
     caps = caps or {}
+    if not report.get("cgroups", True):  # the worker could not open its cgroups: none holds
+        cgroups, caps = {}, {}
     if "pids" in cgroups:
         process_cap = caps.get("processes", "pids cgroup")
     elif report["uid_drop"]:
@@ -228,10 +255,7 @@ class _Worker:
             "worker_index": self.index,
             "cpu": pool.cgroups.cpu_of(self.index),
             "namespaces": config.use_namespaces,
-            "sandbox_uids": [
-                [SANDBOX_UID_BASE + self.index, TESTS_UID_BASE + self.index],
-                [CONTAINER_UID_BASE + self.index, CONTAINER_TESTS_UID_BASE + self.index],
-            ]
+            "sandbox_uids": sandbox_uid_pairs(self.index, pool.size, pool.uid_slot)
             if config.drop_uid
             else [],
             "landlock": config.use_landlock,
@@ -266,6 +290,9 @@ class _Worker:
             stdout=subprocess.DEVNULL,
             stderr=None if config.debug else subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C in the terminal reaches the harness only
+            # Not the harness's environment (API keys, tokens): the interpreter keeps a copy of
+            # its initial environment (posix.environ) that clearing os.environ does not erase.
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
         )
         os.close(job_r)
         os.close(result_w)
@@ -319,6 +346,7 @@ class WorkerPool:
     def __init__(self, config: ExecutionConfig) -> None:
         self.config = config
         self.size = config.resolved_workers()
+        self.uid_slot = secrets.randbelow(1 << 30)
         _remove_stale_scratch()
         self.fallback_scratch = Path(tempfile.mkdtemp(prefix=f"boi-sandbox-{os.getpid()}-"))
         self.fallback_scratch.chmod(0o711)
@@ -356,7 +384,7 @@ class WorkerPool:
                 raise UserError(
                     f"refusing to run: the sandbox ({self.isolation.level}) cannot run a "
                     f"known-good {job['mode']} program here ({outcome.get('result')}); every "
-                    "sample would fail. Run with --debug to see the workers' errors."
+                    "sample would fail (run with --debug to see the workers' errors)."
                 )
 
     def map(

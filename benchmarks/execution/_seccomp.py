@@ -71,6 +71,9 @@ import os
 import struct
 import sys
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.syscall.restype = ctypes.c_long
+
 # Classic BPF opcodes (linux/bpf_common.h).
 _LD_W_ABS = 0x00 | 0x00 | 0x20  # BPF_LD | BPF_W | BPF_ABS: A = 32-bit word at offset k
 _JEQ = 0x05 | 0x10  # BPF_JMP | BPF_JEQ | BPF_K
@@ -587,9 +590,11 @@ def _failure(call: str) -> OSError:
     return OSError(code, f"{call}: {os.strerror(code)}")
 
 
-def install(*, protect_affinity: bool = True) -> None:
+def install(*, protect_affinity: bool = True, program: bytes | None = None) -> None:
     """Set no_new_privs and install the filter on the calling thread (and its future children).
 
+    `program`: a filter `build_filter` made earlier (the sandbox builds it once per worker, so
+    that a sample pays for the two system calls only, not for assembling the program).
     Irreversible. Raises OSError, with the kernel's errno, where the architecture is not
     supported or the kernel refuses (no seccomp, or too many filters already stacked).
     """
@@ -599,9 +604,9 @@ def install(*, protect_affinity: bool = True) -> None:
             f"seccomp filter not supported here ({_MACHINE}, {struct.calcsize('P') * 8}-bit "
             f"{sys.byteorder}-endian {sys.platform}): needs 64-bit little-endian x86_64 or aarch64",
         )
-    program = build_filter(protect_affinity=protect_affinity)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
+    if program is None:
+        program = build_filter(protect_affinity=protect_affinity)
+    libc = _LIBC
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), *[ctypes.c_ulong(0)] * 3) != 0:
         raise _failure("prctl(PR_SET_NO_NEW_PRIVS)")
     # The kernel copies the program during the call; the buffer only has to outlive it.

@@ -1,0 +1,105 @@
+"""The unprivileged tier (Landlock + seccomp + uid, no namespaces) beside the namespaced one:
+the same verdicts, limits that stop a sample and leave the pool serving, and a scratch space
+that a hostile sample cannot break the worker with."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks.execution import ExecutionConfig, WorkerPool
+from benchmarks.execution._run import _harness_deadline, _job
+from benchmarks.problem import Problem
+from tests.sandbox_helpers import TIERS
+
+TIMEOUT = 2.0
+ADD = Problem(
+    task_id="t/add",
+    benchmark="test",
+    prompt="def add(a, b):\n",
+    entry_point="add",
+    test="def check(candidate):\n    assert candidate(2, 3) == 5\n",
+)
+GOOD = "    return a + b\n"
+
+
+@pytest.fixture(scope="module", params=sorted(TIERS))
+def pool(request):
+    config = ExecutionConfig(
+        workers=1,
+        timeout=TIMEOUT,
+        processes=16,
+        scratch_mb=8,
+        scratch_inodes=256,
+        **TIERS[request.param],
+    )
+    with WorkerPool(config) as pool:
+        yield pool
+
+
+def judge(pool: WorkerPool, completion: str, separate: bool = True) -> dict:
+    job = _job(ADD, completion, TIMEOUT, separate=separate)
+    [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    return outcome
+
+
+def test_each_tier_is_reached_and_passes_correct_code(pool):
+    assert pool.isolation.level in ("full", "unprivileged"), pool.isolation.describe()
+    if not pool.isolation.pid_namespace:
+        assert pool.isolation.level == "unprivileged"
+        assert pool.isolation.landlock >= 1 and pool.isolation.seccomp
+    for separate in (True, False):
+        assert judge(pool, GOOD, separate)["status"] == "passed"
+
+
+FILL_SCRATCH = """    import os
+    for i in range(100000):
+        with open(f"f{i}", "wb") as handle:
+            handle.write(b"x" * 1_000_000)
+    return a + b
+"""
+MANY_FILES = """    import os
+    for i in range(100000):
+        open(f"f{i}", "w").close()
+    return a + b
+"""
+FORK_TO_THE_LIMIT = """    import os, time
+    children = 0
+    while True:
+        try:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            children += 1
+        except OSError:
+            break
+    time.sleep(60)
+"""
+SLEEP = "    import time\n    time.sleep(60)\n"
+DEEP_TREE = """    import os
+    for _ in range(1500):
+        os.mkdir("d")
+        os.chdir("d")
+    open("leaf", "w").close()
+    return a - b
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "completion", "expected"),
+    [
+        ("fills its scratch space", FILL_SCRATCH, r"failed|timed out"),
+        ("makes too many files", MANY_FILES, r"failed|timed out"),
+        ("forks to the limit", FORK_TO_THE_LIMIT, r"failed|timed out"),
+        ("sleeps past the timeout", SLEEP, r"timed out"),
+        ("leaves a 1500-deep directory chain", DEEP_TREE, r"failed"),
+    ],
+)
+def test_a_sample_over_a_limit_is_stopped_and_the_pool_goes_on(pool, name, completion, expected):
+    for separate in (True, False):
+        outcome = judge(pool, completion, separate)
+        assert re.match(expected, outcome["status"]), (name, outcome)
+        assert outcome["status"] != "error", (name, outcome)
+        # The worker survived, its scratch is clean, and the next sample passes.
+        assert judge(pool, GOOD, separate)["status"] == "passed", name
