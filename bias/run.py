@@ -249,6 +249,27 @@ def _prepare_run_dir(
     return manifest
 
 
+def _complete_run_dir(
+    out: Path,
+    manifest: dict[str, Any],
+    timings: dict[str, float],
+    generation: dict[str, Any],
+    cache: ScoreCache,
+    paths: BiasReportPaths,
+) -> None:
+    """Mark the run complete in its manifest, with what each stage did (written last)."""
+    manifest.update(
+        {
+            "completed": True,
+            "timings_s": timings,
+            "generation": generation,
+            "scoring": {"scored": cache.scored, "cache_hits": cache.hits},
+            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
+        }
+    )
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+
+
 def _score(
     prompts: dict[str, BiasPrompt],
     samples: list[dict[str, Any]],
@@ -413,17 +434,7 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
 
     with stage("report", log, timings, "boi bias"):
         paths = _report(config, rows, suite, out, passk, classifier.describe())
-    scoring = {"scored": cache.scored, "cache_hits": cache.hits}
-    manifest.update(
-        {
-            "completed": True,
-            "timings_s": timings,
-            "generation": generation,
-            "scoring": scoring,
-            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
-        }
-    )
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    _complete_run_dir(out, manifest, timings, generation, cache, paths)
     biased = sum(1 for r in rows if r["biased"])
     summary = (
         f"boi bias: {len(rows)} completions ({generation['generated']} generated, "
@@ -457,16 +468,8 @@ def _run_given(
         cache.close()
     with stage("report", log, timings, "boi bias"):
         paths = _report(config, rows, suite, out, passk, classifier.describe())
-    manifest.update(
-        {
-            "completed": True,
-            "timings_s": timings,
-            "generation": {"not_applicable": f"completions read from {path}"},
-            "scoring": {"scored": cache.scored, "cache_hits": cache.hits},
-            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
-        }
-    )
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    generation = {"not_applicable": f"completions read from {path}"}
+    _complete_run_dir(out, manifest, timings, generation, cache, paths)
     biased = sum(1 for r in rows if r["biased"])
     summary = (
         f"boi bias: {len(rows)} completions read from {path} ({cache.scored} scored, "
