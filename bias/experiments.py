@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 import time
 from collections import Counter, defaultdict
@@ -61,6 +60,7 @@ from benchmarks.common.models import load_sentence_transformer
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.stats import t_test
 from bias.cases import CaseConfig
 from bias.fairness_run import FairnessRunConfig, run_fairness
 from bias.mitigation import load_mitigations
@@ -488,35 +488,6 @@ def run_experiment(
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def t_test(first: Sequence[float], second: Sequence[float], *, equal_var: bool) -> dict[str, Any]:
-    """Two-sample t-test, two-sided: Student's (pooled variance, df = n1 + n2 - 2) or Welch's
-    (Welch-Satterthwaite df), as scipy's `ttest_ind`. p is None where it is undefined (fewer
-    than two observations on a side); two constant samples give p = 1 when their means are
-    equal and 0 when they differ."""
-    n1, n2 = len(first), len(second)
-    result: dict[str, Any] = {"n": [n1, n2], "t": None, "df": None, "p": None}
-    if n1 < 2 or n2 < 2:
-        return result
-    m1, m2 = sum(first) / n1, sum(second) / n2
-    v1 = sum((x - m1) ** 2 for x in first) / (n1 - 1)
-    v2 = sum((x - m2) ** 2 for x in second) / (n2 - 1)
-    if equal_var:
-        df = n1 + n2 - 2.0
-        pooled = ((n1 - 1) * v1 + (n2 - 1) * v2) / df
-        se2 = pooled * (1 / n1 + 1 / n2)
-    else:
-        a, b = v1 / n1, v2 / n2
-        se2 = a + b
-        df = se2**2 / (a**2 / (n1 - 1) + b**2 / (n2 - 1)) if se2 > 0 else n1 + n2 - 2.0
-    if se2 <= 0:
-        same = math.isclose(m1, m2, abs_tol=1e-12)
-        return {**result, "t": 0.0 if same else math.copysign(math.inf, m1 - m2), "df": df, "p": 1.0 if same else 0.0}  # fmt: skip
-    from scipy import stats  # heavy; only when a table is built
-
-    t = (m1 - m2) / math.sqrt(se2)
-    return {**result, "t": t, "df": df, "p": float(2 * stats.t.sf(abs(t), df))}
 
 
 def _biased_in(row: Mapping[str, Any], attribute: str) -> bool:

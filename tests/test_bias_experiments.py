@@ -18,6 +18,7 @@ import yaml
 from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
+from benchmarks.stats import t_test
 from bias.cases import CaseConfig
 from bias.experiments import (
     BUNDLED_CONFIGS,
@@ -29,7 +30,6 @@ from bias.experiments import (
     parse_yes_no,
     plan_runs,
     run_experiment,
-    t_test,
     value_pool_tables,
 )
 from bias.fairness_run import load_fairness_config
