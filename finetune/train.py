@@ -341,6 +341,7 @@ def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
             # Accelerate picks a backend only for accelerators; on CPU DeepSpeed would default to
             # ccl, which is not available, and each rank would train alone. gloo works.
             kwargs["kwargs_handlers"] = [InitProcessGroupKwargs(backend="gloo")]
+            _refuse_stale_cpu_op_lock()
         else:
             kwargs["cpu"] = True
     accelerator = Accelerator(**kwargs)
@@ -356,6 +357,45 @@ def _make_accelerator(config: TrainConfig) -> tuple[Any, int]:
             "launch with torchrun or accelerate launch and a matching config."
         )
     return accelerator, accumulation
+
+
+# DeepSpeed JIT-builds this op on CPU ranks, under torch's FileBaton lock, when its backend starts.
+CPU_COMM_OP = "deepspeed_shm_comm"
+# The build takes well under a minute; a lock this old was left by a build that was killed.
+STALE_LOCK_SECONDS = 600
+
+
+def _refuse_stale_cpu_op_lock() -> None:
+    """Refuse to start when the CPU comm-op build lock was left behind by a killed build.
+
+    torch's FileBaton waits for that lock forever and says nothing, so a launch killed while
+    compiling would leave every later CPU DeepSpeed run hanging before its first line of output.
+    """
+    import torch  # lazy: heavy
+    from torch.utils.cpp_extension import get_default_build_root
+
+    # The folder torch.utils.cpp_extension builds in (its _get_build_directory, which is private).
+    if torch.version.hip is not None:
+        build = f"rocm{torch.version.hip.replace('.', '')}"
+    elif torch.version.cuda is not None:
+        build = f"cu{torch.version.cuda.replace('.', '')}"
+    else:
+        build = "cpu"
+    python = f"py{sys.version_info.major}{sys.version_info.minor}{getattr(sys, 'abiflags', '')}"
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(
+        get_default_build_root(), f"{python}_{build}"
+    )
+    lock = Path(root) / CPU_COMM_OP / "lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return
+    if age > STALE_LOCK_SECONDS:
+        raise UserError(
+            f"{lock} is {age / 60:.0f} minutes old: a DeepSpeed op build was killed and left its "
+            "lock, and this run would wait for it forever; delete that file if no other "
+            "training run is starting, then launch again."
+        )
 
 
 def training_function(config: TrainConfig) -> dict[str, Any]:

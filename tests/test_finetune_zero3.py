@@ -53,6 +53,9 @@ def test_zero3_two_cpu_ranks_partition_shard_train_and_export(tmp_path):
             "--deepspeed", str(REPO / "finetune" / "configs" / "ds_zero3.json"),
         ],
         timeout=300,
+        # DeepSpeed builds its CPU comm op here; a lock left in the shared cache by a build
+        # killed elsewhere must not stall this test.
+        env={"TORCH_EXTENSIONS_DIR": str(tmp_path / "torch_extensions")},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     run = tmp_path / "run"
@@ -99,3 +102,23 @@ def test_zero3_two_cpu_ranks_partition_shard_train_and_export(tmp_path):
     assert _validation_loss_of_export(run, results) == pytest.approx(
         results["best_val_loss"], rel=1e-5
     )
+
+
+def test_a_lock_left_by_a_killed_op_build_is_refused_in_one_sentence(tmp_path, monkeypatch):
+    """torch waits for that lock forever; the trainer says which file to delete instead."""
+    import os
+    import time
+
+    from benchmarks.common.errors import UserError
+    from finetune.train import CPU_COMM_OP, _refuse_stale_cpu_op_lock
+
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    _refuse_stale_cpu_op_lock()  # no build folder yet
+    lock = tmp_path / CPU_COMM_OP / "lock"
+    lock.parent.mkdir()
+    lock.touch()
+    _refuse_stale_cpu_op_lock()  # a build running now holds a fresh lock
+    hour_ago = time.time() - 3600
+    os.utime(lock, (hour_ago, hour_ago))
+    with pytest.raises(UserError, match=f"{lock} is 60 minutes old.*delete that file"):
+        _refuse_stale_cpu_op_lock()
