@@ -11,6 +11,12 @@ Sample index i of a variant is paired with sample index i of the original (same 
 sampling position), which is what ReCode's per-sample worst case needs; lists of one problem
 must therefore have the same length. `benchmarks.report` builds these mappings from result rows
 and problem records (`source_task_id`, `lineage[-1].transform`).
+
+*Solved* and *flip* have one meaning everywhere (`solved`, `flip_table`): a problem or variant is
+solved when at least a threshold fraction of its samples passed (and at least one did); a flip
+is a (problem, variant) pair whose verdict differs between the original and the variant. The
+report uses `ANY_SAMPLE` (one passing sample is enough); `boi analyze hints` and `minimal` take
+`--pass-threshold`.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from benchmarks.passk import pass_at_k
 from benchmarks.stats import mean, percentile_interval
 
 ORIGINAL = "original"
+ANY_SAMPLE = 0.0
+"""The report's threshold for `solved`: one passing sample is enough (pass@n > 0)."""
 
 Outcomes = Mapping[str, Sequence[bool]]
 Variants = Mapping[str, Mapping[str, Sequence[bool]]]
@@ -66,17 +74,26 @@ def transform_pass_at_k(original: Outcomes, variants: Variants, k: int) -> dict[
     }
 
 
-def flip_table(original: Outcomes, variants: Variants) -> dict[str, Any]:
-    """Per (problem, variant): solved (any sample passed) originally vs on the variant.
+def solved(passed: int, samples: int, threshold: float = ANY_SAMPLE) -> bool:
+    """Whether a problem or variant counts as solved: at least one of its `samples` passed, and
+    at least the fraction `threshold` of them (the report: `ANY_SAMPLE`; the analyses: their
+    `--pass-threshold`, default 0.5)."""
+    return samples > 0 and passed > 0 and passed / samples >= threshold
+
+
+def flip_table(
+    original: Outcomes, variants: Variants, threshold: float = ANY_SAMPLE
+) -> dict[str, Any]:
+    """Per (problem, variant): `solved` originally vs on the variant.
 
     Returns the four counts and the task ids that flipped each way: `lost` were solved
-    originally and failed perturbed, `gained` the reverse.
+    originally and not on the variant, `gained` the reverse.
     """
     table: dict[str, Any] = {"kept_solved": 0, "kept_failed": 0, "lost": [], "gained": []}
     for task_id in sorted(set(original) & set(variants)):
-        before = any(original[task_id])
+        before = solved(sum(map(bool, original[task_id])), len(original[task_id]), threshold)
         for variant_id, passed in sorted(variants[task_id].items()):
-            after = any(passed)
+            after = solved(sum(map(bool, passed)), len(passed), threshold)
             if before and after:
                 table["kept_solved"] += 1
             elif not before and not after:

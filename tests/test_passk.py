@@ -7,12 +7,14 @@ import pytest
 
 from benchmarks.passk import mean_pass_at_k, pass_at_k, pass_at_k_by_task, pass_at_k_summary
 from benchmarks.robustness import (
+    ANY_SAMPLE,
     flip_table,
     paired_bootstrap_drop,
     robust_drop_at_k,
     robust_pass_at_k,
     robust_relative_at_k,
     robustness_report,
+    solved,
     transform_pass_at_k,
 )
 
@@ -82,6 +84,23 @@ def test_flip_table_counts_both_directions():
     assert table["lost"] == ["a/x", "c/y"]
     assert table["gained"] == ["b/x"]
     assert table["kept_solved"] == 1 and table["kept_failed"] == 0
+
+
+def test_solved_is_one_rule_with_a_threshold():
+    # The report's rule (ANY_SAMPLE): one passing sample is enough.
+    assert solved(1, 10) and solved(1, 10, ANY_SAMPLE)
+    assert not solved(0, 10) and not solved(0, 0)
+    # The analyses' rule: at least the fraction passed (0.5 by default there), exactly at it too.
+    assert solved(5, 10, 0.5) and not solved(4, 10, 0.5)
+    assert solved(3, 10, 0.3)  # 3/10 is exactly 0.3, not 0.30000000000000004
+    assert solved(10, 10, 1.0) and not solved(9, 10, 1.0)
+
+
+def test_flip_table_takes_the_analyses_threshold():
+    original = {"a": [True, True, False, False]}
+    variants = {"a": {"a/x": [True, False, False, False]}}
+    assert flip_table(original, variants)["kept_solved"] == 1  # any sample: still solved
+    assert flip_table(original, variants, 0.5)["lost"] == ["a/x"]  # half: 2/4 -> 1/4 flips
 
 
 def test_recode_robust_metrics_by_hand():

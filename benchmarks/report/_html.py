@@ -33,6 +33,7 @@ from benchmarks.report._table import (
     problems_counted,
     robust_rows,
 )
+from benchmarks.robustness import solved
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -197,14 +198,14 @@ def _variant_states(run: Run, flips: Mapping[str, Any]) -> dict[str, str]:
         for source, variants in run.variants(transform).items():
             if source not in original:
                 continue
-            solved = any(original[source])
+            was_solved = solved(sum(map(bool, original[source])), len(original[source]))
             for variant_id in variants:
                 if variant_id in lost:
                     states[variant_id] = "lost"
                 elif variant_id in gained:
                     states[variant_id] = "gained"
                 else:
-                    states[variant_id] = "solved" if solved else "failed"
+                    states[variant_id] = "solved" if was_solved else "failed"
     return states
 
 
@@ -337,10 +338,10 @@ class _Page:
         out += [f"<th>{esc(self.names.label(t))}</th>" for t in transforms]
         out.append("</tr>")
         for source in sorted(original, key=_natural):
-            solved = any(original[source])
+            was_solved = solved(sum(map(bool, original[source])), len(original[source]))
             out.append(
                 f'<tr><td><a href="#{self.anchor(source)}">{esc(source)}</a></td>'
-                f'<td class="s-{"solved" if solved else "failed"}">{sum(original[source])}/{len(original[source])}</td>'
+                f'<td class="s-{"solved" if was_solved else "failed"}">{sum(original[source])}/{len(original[source])}</td>'
             )
             for transform in transforms:
                 variant_ids = run.variants(transform).get(source, {})

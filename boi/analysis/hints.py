@@ -7,14 +7,16 @@ whether each sample passed, and the name-only probe (transformation `name_only`)
 problem is solvable from its name alone. Nothing is generated.
 
 A panel member is one model under one decoding setting (`model` when every model has one
-setting, else `model @ setting`). A member *passes* a variant when at least `pass_threshold`
-(default 0.5) of its samples of that variant pass; it *solves* a problem when it passes the
-original. Variants a transformation left unchanged (nothing to drop, no examples) and variants
+setting, else `model @ setting`). A member *solves* a variant (the original, a perturbed
+variant or the name-only probe) when at least `pass_threshold` (default 0.5) of its samples of
+it pass (`benchmarks.robustness.solved`, the rule the report's flip tables use with one passing
+sample as the threshold), and *fails* it otherwise; it solves a problem when it solves the
+original. (`passes` in hints.json and `name_only_passes` in hints.csv keep their names.) Variants a transformation left unchanged (nothing to drop, no examples) and variants
 the run's critic gate kept from generation are no evidence either way.
 
 Per member and problem (`label` in hints.json):
 
-- `unsolved`: the member does not pass the original.
+- `unsolved`: the member does not solve the original.
 - `example-dependent`: it solves the problem and fails the variant without examples
   (`drop_examples`).
 - `keyword-dependent: K`: it solves the problem and fails the variant that drops keyword K
@@ -23,19 +25,19 @@ Per member and problem (`label` in hints.json):
 - `combination-dependent`: it solves the problem, none of the single removals above makes it
   fail, but a combined one does (`drop_all`, `anon_drop_one`, `anon_drop_all`,
   `anon_drop_examples`).
-- `robust`: it solves the problem and passes every variant.
+- `robust`: it solves the problem and every variant.
 
 Per problem, across the M members with results for it (`label`, one of LABELS; `flags`, every
 label that applies, for filtering):
 
-- `name-leak`: every member passes the name-only probe (all M were probed): the name gives the
+- `name-leak`: every member solves the name-only probe (all M were probed): the name gives the
   answer away. It heads the label whatever else holds.
 - `unsolved`: no member solves the original.
 - `example-dependent`, `keyword-dependent`, `name-dependent`, `combination-dependent`: the
   dependence the most solving members show (ties in that order); `detail` lists every
   dependence as m/S (m of the S solving members), keywords by name.
 - `robust`: S >= 1 and no solving member depends on anything.
-- `name-solvable` (a flag, never the label): at least one member passes the name-only probe.
+- `name-solvable` (a flag, never the label): at least one member solves the name-only probe.
 
 Writes hints.csv (one row per problem, per-member pass rates), hints.json (everything, with the
 per-variant evidence) and a report section with a table sorted and filtered without script.
@@ -59,7 +61,8 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import esc, filtered_tables, natural_key
-from boi.analysis import analysis_dir, check_run_dir, write_section
+from benchmarks.robustness import solved
+from boi.analysis import analysis_dir, open_run, write_section
 from boi.reporting import rebuild_run_report
 from boi.runner import results_files
 
@@ -88,7 +91,7 @@ class HintsConfig:
     pass_threshold: float = field(
         default=0.5,
         metadata={
-            "help": "a model passes a variant when at least this fraction of its samples pass"
+            "help": "a model solves a variant when at least this fraction of its samples pass"
         },
     )
     settings: tuple[str, ...] = field(
@@ -99,7 +102,7 @@ class HintsConfig:
         default=(),
         metadata={
             "help": "only these models (labels); empty: every model (leave out the reference "
-            "backend: it passes every variant by construction)"
+            "backend: it solves every variant by construction)"
         },
     )
     out: str | None = field(
@@ -120,11 +123,6 @@ def check_threshold(value: float) -> float:
             f"--pass-threshold is {value}; give the fraction of samples that must pass, in (0, 1]."
         )
     return value
-
-
-def passes(passed: int, samples: int, threshold: float) -> bool:
-    """The one rule both analyses use: at least `threshold` of the samples passed."""
-    return samples > 0 and passed / samples >= threshold
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ class Outcome:
             "passed": self.passed,
             "samples": self.samples,
             "rate": round(self.rate, 4),
-            "passes": passes(self.passed, self.samples, threshold),
+            "passes": solved(self.passed, self.samples, threshold),
         }
 
 
@@ -170,20 +168,20 @@ class MemberAudit:
 
     @property
     def solves(self) -> bool:
-        return passes(self.original.passed, self.original.samples, self.threshold)
+        return solved(self.original.passed, self.original.samples, self.threshold)
 
     @property
     def name_solvable(self) -> bool | None:
         if self.name_only is None:
             return None
-        return passes(self.name_only.passed, self.name_only.samples, self.threshold)
+        return solved(self.name_only.passed, self.name_only.samples, self.threshold)
 
     @property
     def failed(self) -> list[Outcome]:
         """The variants it fails although it solves the original."""
         if not self.solves:
             return []
-        return [v for v in self.variants if not passes(v.passed, v.samples, self.threshold)]
+        return [v for v in self.variants if not solved(v.passed, v.samples, self.threshold)]
 
     @property
     def dependences(self) -> list[tuple[str, str | None]]:
@@ -362,7 +360,7 @@ def read_run_results(
     """A run's problems, `(model, setting, task id) -> passed per sample` (of `settings`,
     `seeds` and `models` only, when given), and task id -> dataset; one sentence when the run
     is not one this version reads."""
-    check_run_dir(run_dir)
+    open_run(run_dir)
     problems = {p.task_id: p for p in read_problems(run_dir / "problems.jsonl")}
     paths = results_files(run_dir)
     if not paths:
@@ -526,8 +524,8 @@ def section_html(audits: Sequence[ProblemAudit], run_dirs: Sequence[Path], thres
         "<h2>Hint audit</h2>",
         f'<p class="note">{len(audits)} problems, {len(members)} model(s) ('
         + esc(", ".join(members))
-        + f") from {len(run_dirs)} run(s). A model passes a variant when at least "
-        f"{threshold:g} of its samples pass. Labels: name-leak (every model passes from the "
+        + f") from {len(run_dirs)} run(s). A model solves a variant when at least "
+        f"{threshold:g} of its samples pass. Labels: name-leak (every model solves it from the "
         "name alone), unsolved, example-/keyword-/name-dependent (fails without the examples, "
         "one keyword, the function name, while passing the original; m/S counts the S models "
         "that solve it), combination-dependent (only combined removals make it fail), robust. "

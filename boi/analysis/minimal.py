@@ -2,7 +2,7 @@
 fail, per problem and model of a `boi run` directory.
 
 For each model, and each problem the model solved on the original (at least `pass_threshold`
-of its samples passed, the hint audit's rule), candidate perturbations are built with the
+of its samples passed: `benchmarks.robustness.solved`, the hint audit's rule), candidate perturbations are built with the
 catalogue's own transformations and tried smallest first:
 
 - size: the number of hint units removed. A droppable keyword is one unit (the run's keyword
@@ -18,7 +18,8 @@ catalogue's own transformations and tried smallest first:
 
 A candidate is tested by generating the run's samples for it (the chosen setting, n samples
 per seed of the run) through the run's generation cache and executing them in the sandbox
-(`execute_samples`); it *flips* the problem when fewer than `pass_threshold` of them pass. The
+(`execute_samples`); it *flips* the problem when the problem is no longer solved on it (fewer
+than `pass_threshold` of them pass: a `lost` flip in the report's terms). The
 search stops at the first flip (the minimal flipping perturbation) or when the next candidate
 would exceed `budget` generations for that problem and model. Cached samples count against the
 budget as if generated, so the result never depends on what the cache held.
@@ -65,8 +66,9 @@ from benchmarks.generation import (
 )
 from benchmarks.problem import Problem
 from benchmarks.report import esc, filtered_tables, natural_key
-from boi.analysis import analysis_dir, check_run_dir, write_section
-from boi.analysis.hints import check_threshold, passes, read_run_results
+from benchmarks.robustness import solved
+from boi.analysis import analysis_dir, open_run, write_section
+from boi.analysis.hints import check_threshold, read_run_results
 from boi.reporting import rebuild_run_report
 from boi.runner import CriticSpec, RunConfig, SettingSpec
 from critic.annotate import score_problems
@@ -163,10 +165,9 @@ class RunView:
 
 def read_run(run_dir: Path, config: MinimalConfig) -> RunView:
     """The run's config, problems and original outcomes; one sentence when it will not do."""
-    check_run_dir(run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    run = open_run(run_dir)
     try:
-        run_config = from_mapping(RunConfig, manifest["config"], "config")
+        run_config = from_mapping(RunConfig, run.config, "config")
     except UserError as err:
         raise UserError(
             f"{run_dir} was written by an incompatible boi version (its manifest's config does "
@@ -529,7 +530,7 @@ class MinimalSearch:
                 if self.config.task_ids and source not in self.config.task_ids:
                     continue
                 passed = self.view.outcomes.get((model, self.view.setting.label, source))
-                if passed and passes(sum(passed), len(passed), threshold):
+                if passed and solved(sum(passed), len(passed), threshold):
                     dataset = self.view.datasets.get(source, "")
                     found.append(Search(model, dataset, source, sum(passed), len(passed)))
         return found
@@ -612,7 +613,7 @@ class MinimalSearch:
                 search.spent += view.cost
                 search.position += 1
                 search.tested.append(record)
-                if not passes(record["passed"], record["samples"], config.pass_threshold):
+                if not solved(record["passed"], record["samples"], config.pass_threshold):
                     search.flip = {
                         **candidate.to_json(),
                         "passed": record["passed"],
