@@ -11,8 +11,9 @@ setting, else `model @ setting`). A member *solves* a variant (the original, a p
 variant or the name-only probe) when at least `pass_threshold` (default 0.5) of its samples of
 it pass (`benchmarks.robustness.solved`, the rule the report's flip tables use with one passing
 sample as the threshold), and *fails* it otherwise; it solves a problem when it solves the
-original. (`passes` in hints.json and `name_only_passes` in hints.csv keep their names.) Variants a transformation left unchanged (nothing to drop, no examples) and variants
-the run's critic gate kept from generation are no evidence either way.
+original (`passes` in hints.json and `name_only_passes` in hints.csv keep their names). Variants
+a transformation left unchanged (nothing to drop, no examples) and variants the run's critic
+gate kept from generation are no evidence either way.
 
 Per member and problem (`label` in hints.json):
 

@@ -2,8 +2,8 @@
 fail, per problem and model of a `boi run` directory.
 
 For each model, and each problem the model solved on the original (at least `pass_threshold`
-of its samples passed: `benchmarks.robustness.solved`, the hint audit's rule), candidate perturbations are built with the
-catalogue's own transformations and tried smallest first:
+of its samples passed: `benchmarks.robustness.solved`, the hint audit's rule), candidate
+perturbations are built with the catalogue's own transformations and tried smallest first:
 
 - size: the number of hint units removed. A droppable keyword is one unit (the run's keyword
   analysis, read from its Drop One / Drop All lineage, or recomputed with the run's keyword
