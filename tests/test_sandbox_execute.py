@@ -105,6 +105,7 @@ def test_bad_samples_get_clear_per_sample_results(tmp_path):
     verdicts = [(r["passed"], r["result"]) for r in results]
     assert verdicts[0] == (True, "passed") and results[0]["seed"] == 7
     assert verdicts[1] == (False, "failed: unknown task_id 't/typo' (not in the problems)")
+    assert [r["status"] for r in results[:2]] == ["passed", "failed"]
     assert verdicts[2][0] is False and "IndentationError" in verdicts[2][1]  # empty body
     assert verdicts[3][0] is False and "null bytes" in verdicts[3][1]
     assert verdicts[4][0] is False and "not valid UTF-8 (byte 0xe9" in verdicts[4][1]
@@ -221,5 +222,6 @@ def test_contest_problem_runs_under_its_own_time_limit(tmp_path):
     report = execute_samples(problems, samples, config, tmp_path / "results.jsonl")
     results = {r["task_id"]: r for r in report.results}
     assert results["tight"]["result"] == "timed out on test 0"
+    assert results["tight"]["status"] == "timed out"  # data, not read from the text
     assert results["generic"]["passed"]
     assert report.summary["limits"]["task_timeouts"] == {"tight": 0.5}

