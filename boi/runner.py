@@ -46,7 +46,6 @@ from benchmarks.generation import (
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
 from benchmarks.report import build_report
-from benchmarks.report import read_results as read_results_file
 from boi.analysis import report_sections
 from critic.annotate import annotate_file
 from critic.scoring import SCORERS, HFScorerConfig, load_scorer
@@ -502,13 +501,3 @@ def _summary_line(
                 f"{label}: original {100 * original:.1f}, worst {worst} {100 * perturbed[worst]['pass_at_k']:.1f}"
             )
     return f"boi run: {', '.join(parts)}; report: {out / 'report' / 'report.html'}"
-
-
-def results_files(out_dir: str | Path) -> list[Path]:
-    """The executed-sample files of a run directory (results/<model>/<setting>.jsonl)."""
-    return sorted(Path(out_dir, "results").rglob("*.jsonl"))
-
-
-def read_results(out_dir: str | Path) -> list[dict[str, Any]]:
-    """Every executed sample of a run directory."""
-    return [row for path in results_files(out_dir) for row in read_results_file(path)]

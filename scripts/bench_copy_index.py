@@ -43,7 +43,6 @@ from boi.analysis.copy_index import (
     resolve_corpus,
     tokenize_code,
 )
-from boi.runner import results_files
 
 
 def function_bodies(files: list[Path], wanted: int, rng: random.Random, min_tokens: int):
@@ -131,9 +130,7 @@ def main() -> int:
     queries = [("planted", path, text) for path, text in planted]
     queries += [("renamed", path, rename_most_frequent(text)) for path, text in planted]
     if args.run_dir:
-        completions = {
-            row["completion"] for p in results_files(args.run_dir) for row in read_results(p)
-        }
+        completions = {row["completion"] for row in read_results(args.run_dir)}
         queries += [("run", None, text) for text in sorted(completions)]
 
     latencies: dict[str, list[float]] = {}

@@ -10,6 +10,8 @@ from benchmarks.problem import LineageStep, Problem, write_problems
 from benchmarks.report import (
     build_report,
     format_table_markdown,
+    read_results,
+    results_files,
     summarize_results,
 )
 from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, diff_prompts
@@ -324,6 +326,27 @@ def test_boi_report_command(problems, tmp_path, capsys):
     assert [c["k"] for c in json.loads((out / "table.json").read_text())["columns"]] == [1]
     assert main([*args, "--out", str(out), "--k", "T=0.3:1"]) == 2
     assert "did you mean 'T=0.2'" in capsys.readouterr().err
+
+
+def test_read_results_reads_a_file_or_a_whole_run_directory(problems, tmp_path):
+    run_dir = tmp_path / "run"
+    every = rows(problems, PASSES)
+    half = len(every) // 2
+    for model, part in (("a", every[:half]), ("b", every[half:])):
+        (run_dir / "results" / model).mkdir(parents=True)
+        path = run_dir / "results" / model / "T=0.2.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in part))
+    assert [p.parent.name for p in results_files(run_dir)] == ["a", "b"]
+    assert read_results(run_dir) == every  # every results file of the run, in order
+    assert read_results(results_files(run_dir)[1]) == every[half:]  # one file
+    # An older layout with one results.jsonl at the top reads that; an empty run says so.
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    (flat / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in every))
+    assert read_results(flat) == every
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="has no results yet"):
+        read_results(tmp_path / "empty")
 
 
 def test_rows_carry_catalogue_names_without_labels(problems):

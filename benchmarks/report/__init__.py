@@ -75,6 +75,7 @@ __all__ = [
     "format_table_markdown",
     "join_external_results",
     "read_results",
+    "results_files",
     "summarize_results",
 ]
 
@@ -227,10 +228,28 @@ def judging_notes(
     ]
 
 
+def results_files(run_dir: str | os.PathLike[str]) -> list[Path]:
+    """The executed-sample files of a run directory: results/<model label>/<setting label>.jsonl."""
+    return sorted(Path(run_dir, "results").rglob("*.jsonl"))
+
+
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Result rows from a JSONL file. Each needs task_id, completion and passed (what
-    `boi execute` writes for any harness's samples); the other fields a report needs come from
-    the run or, for other harnesses, from `join_external_results`."""
+    """Result rows from a results JSONL file, or from every results file of a run directory
+    (`results_files`; a directory holding one results.jsonl instead reads that).
+
+    Each row needs task_id, completion and passed (what `boi execute` writes for any harness's
+    samples); the other fields a report needs come from the run or, for other harnesses, from
+    `join_external_results`."""
+    if Path(path).is_dir():
+        files = results_files(path)
+        if not files and Path(path, "results.jsonl").is_file():
+            files = [Path(path, "results.jsonl")]
+        if not files:
+            raise UserError(
+                f"{path} has no results yet (results/<model>/<setting>.jsonl); let its run "
+                "finish first, or pass a results JSONL file."
+            )
+        return [row for file in files for row in read_results(file)]
     rows = []
     for lineno, obj in iter_jsonl(path):
         require_fields(

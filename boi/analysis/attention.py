@@ -56,8 +56,7 @@ from benchmarks.generation._cache import decoding_key
 from benchmarks.generation._decoding import prompt_sha256
 from benchmarks.generation._hf import model_input_text
 from benchmarks.problem import Problem, read_problems
-from benchmarks.report import esc, figure_html, heatmap
-from benchmarks.report import read_results as read_results_file
+from benchmarks.report import esc, figure_html, heatmap, read_results
 from boi.analysis import analysis_dir, check_run_dir, write_section
 from boi.reporting import rebuild_run_report
 from boi.runner import SettingSpec
@@ -300,7 +299,7 @@ def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> li
         path = run.run_dir / "results" / source / f"{path_slug(setting.label)}.jsonl"
         if not path.is_file():
             continue
-        for row in read_results_file(path):
+        for row in read_results(path):
             if "seed" not in row or "sample_index" not in row:
                 raise UserError(
                     f"{path} has result rows without seed or sample_index (an incompatible boi "

@@ -41,8 +41,7 @@ from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, run_record
 from benchmarks.problem import Problem, read_problems
-from benchmarks.report import bar_chart, esc, figure_html
-from benchmarks.report import read_results as read_results_file
+from benchmarks.report import bar_chart, esc, figure_html, read_results, results_files
 from boi.analysis import analysis_dir, check_run_dir, write_section
 from boi.analysis.copy_index import (
     CopyIndex,
@@ -54,7 +53,6 @@ from boi.analysis.copy_index import (
     resolve_corpus,
 )
 from boi.reporting import rebuild_run_report
-from boi.runner import results_files
 from perturb.transforms import TRANSFORMS, transform_labels
 
 NAME = "copies"
@@ -155,7 +153,7 @@ def _completion_rows(run_dir: Path, problems: Mapping[str, Problem]) -> list[dic
         )
     rows = []
     for path in paths:
-        for position, row in enumerate(read_results_file(path)):
+        for position, row in enumerate(read_results(path)):
             missing = [name for name in ("model", "setting") if name not in row]
             if missing:
                 raise UserError(

@@ -61,11 +61,10 @@ from benchmarks.common.config import add_dataclass_arguments, from_mapping, over
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.problem import Problem, read_problems
-from benchmarks.report import esc, filtered_tables, natural_key
+from benchmarks.report import esc, filtered_tables, natural_key, results_files
 from benchmarks.robustness import solved
 from boi.analysis import analysis_dir, open_run, write_section
 from boi.reporting import rebuild_run_report
-from boi.runner import results_files
 
 NAME = "hints"
 LABELS = (
