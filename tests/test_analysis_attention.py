@@ -16,7 +16,7 @@ from boi.analysis.attention import (
     GENERATED,
     OTHER,
     AttentionConfig,
-    analyse_attention,
+    analyze_attention,
     block_shares,
     block_spans,
     token_columns,
@@ -135,7 +135,7 @@ def fresh_copy(tiny_run, tmp_path):
 
 def test_analysis_writes_shares_resumes_and_adds_the_section(tiny_run, tmp_path, capsys):
     run_dir = fresh_copy(tiny_run, tmp_path)
-    outcome = analyse_attention(AttentionConfig(run_dir=str(run_dir)), log=lambda m: None)
+    outcome = analyze_attention(AttentionConfig(run_dir=str(run_dir)), log=lambda m: None)
     assert outcome.computed == 6 and outcome.reused == 0
     document = json.loads((run_dir / "analysis" / "attention" / "attention.json").read_text())
     assert document["columns"] == list(COLUMNS) and document["comparison"] is None
@@ -166,7 +166,7 @@ def test_analysis_writes_shares_resumes_and_adds_the_section(tiny_run, tmp_path,
     assert "0 forward passes, 6 variants reused" in capsys.readouterr().out
     assert (run_dir / "analysis" / "attention" / "attention.jsonl").read_text() == log
     # A subset is a selection from the same records.
-    again = analyse_attention(
+    again = analyze_attention(
         AttentionConfig(run_dir=str(run_dir), transforms=("original",), limit=1),
         log=lambda m: None,
     )
@@ -197,7 +197,7 @@ def test_compare_run_dir_reads_that_runs_model(tiny_run, tmp_path):
     run_dir = fresh_copy(tiny_run, tmp_path)
     other = tmp_path / "other"
     shutil.copytree(tiny_run / "run", other)
-    outcome = analyse_attention(
+    outcome = analyze_attention(
         AttentionConfig(run_dir=str(run_dir), compare=str(other), transforms=("original",)),
         log=lambda m: None,
     )

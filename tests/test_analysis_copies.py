@@ -171,7 +171,7 @@ def summary(run_dir):
 
 
 @pytest.fixture(scope="module")
-def analysed(tmp_path_factory):
+def analyzed(tmp_path_factory):
     root = tmp_path_factory.mktemp("copies")
     corpus = make_corpus(root / "corpus")
     run_dir = make_run_dir(root / "run")
@@ -184,8 +184,8 @@ def analysed(tmp_path_factory):
     return root, corpus, run_dir, index
 
 
-def test_a_planted_completion_is_found_with_its_path(analysed):
-    _, corpus, run_dir, _ = analysed
+def test_a_planted_completion_is_found_with_its_path(analyzed):
+    _, corpus, run_dir, _ = analyzed
     by_task = {(r["task_id"], r["sample_index"]): r for r in records(run_dir)}
     planted = by_task[("T/0", 0)]
     best = planted["matches"][0]
@@ -203,8 +203,8 @@ def test_a_planted_completion_is_found_with_its_path(analysed):
     assert ("T/0", 1) not in by_task  # passing completions are searched only with --all
 
 
-def test_binary_and_undecodable_files_are_skipped_and_counted(analysed):
-    _, corpus, run_dir, _ = analysed
+def test_binary_and_undecodable_files_are_skipped_and_counted(analyzed):
+    _, corpus, run_dir, _ = analyzed
     counts = summary(run_dir)["index"]["counts"]
     assert counts["binary"] == 1 and counts["undecodable"] == 1
     assert counts["documents"] == 6 and counts["indexed"] == 3
@@ -217,8 +217,8 @@ def test_binary_and_undecodable_files_are_skipped_and_counted(analysed):
     assert "1 binary" in report and "1 undecodable" in report
 
 
-def test_share_per_transformation_and_the_anonymization_comparison(analysed):
-    _, _, run_dir, _ = analysed
+def test_share_per_transformation_and_the_anonymization_comparison(analyzed):
+    _, _, run_dir, _ = analyzed
     table = summary(run_dir)["per_transform"]
     assert list(table) == ["original", "anonymize"]
     assert table["original"]["searched"] == 2 and table["original"]["close"] == 1
@@ -235,8 +235,8 @@ def test_share_per_transformation_and_the_anonymization_comparison(analysed):
     }
 
 
-def test_the_report_shows_the_section(analysed):
-    _, corpus, run_dir, _ = analysed
+def test_the_report_shows_the_section(analyzed):
+    _, corpus, run_dir, _ = analyzed
     report = (run_dir / "report" / "report.html").read_text()
     assert 'id="analysis-copies"' in report
     assert "Copies: near-duplicates in a training corpus" in report
@@ -245,8 +245,8 @@ def test_the_report_shows_the_section(analysed):
     assert "identical in 1 other place" in report
 
 
-def test_the_index_is_reused_and_a_rerun_searches_nothing(analysed, capsys):
-    _, corpus, run_dir, index = analysed
+def test_the_index_is_reused_and_a_rerun_searches_nothing(analyzed, capsys):
+    _, corpus, run_dir, index = analyzed
     created = json.loads((index / "manifest.json").read_text())["created"]
     code, out, _ = analyze(capsys, run_dir, corpus, index)
     assert code == 0 and "0 completions searched" in out and "index reused" in out
@@ -255,8 +255,8 @@ def test_the_index_is_reused_and_a_rerun_searches_nothing(analysed, capsys):
     assert len(records(run_dir)) == 4
 
 
-def test_all_searches_the_passing_completions_too(analysed, capsys):
-    _, corpus, run_dir, index = analysed
+def test_all_searches_the_passing_completions_too(analyzed, capsys):
+    _, corpus, run_dir, index = analyzed
     code, out, _ = analyze(capsys, run_dir, corpus, index, "--all")
     assert code == 0
     # The passing completion is the planted one again: found without a new search.

@@ -74,7 +74,7 @@ COLUMNS = ("name", "description", "io_spec", "examples", "notes", "generated", "
 GENERATED = COLUMNS.index("generated")
 OTHER = COLUMNS.index("other")
 COLUMN_TITLES = {"io_spec": "I/O spec", "generated": "generated so far"}
-# The fields of a record that analyse_reading measures (shared by variants with one content).
+# The fields of a record that analyze_reading measures (shared by variants with one content).
 MEASURED = ("shares", "layer_head", "per_token", "tokens", "prompt_tokens")
 
 
@@ -204,7 +204,7 @@ def _rounded(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Reading:
-    """One variant as the analysed model reads it: the model input the run built, and the text
+    """One variant as the analyzed model reads it: the model input the run built, and the text
     it generated (teacher-forced)."""
 
     problem: Problem
@@ -498,7 +498,7 @@ def model_identity(spec: BackendSpec, config: AttentionConfig) -> str:
     return f"{reference}|{dtype}"
 
 
-def analyse_reading(
+def analyze_reading(
     reader: AttentionReader, reading: Reading, max_new_tokens: int
 ) -> dict[str, Any] | None:
     """The attention record of one variant (None when its completion has no tokens)."""
@@ -578,7 +578,7 @@ def _sides(config: AttentionConfig) -> list[Side]:
     run = load_run(config.run_dir)
     variants = select_variants(run.problems, config.transforms, config.limit)
     if not variants:
-        raise UserError(f"{run.run_dir} has no variants to analyse; check --transforms/--limit.")
+        raise UserError(f"{run.run_dir} has no variants to analyze; check --transforms/--limit.")
     run_spec = hf_model(run) if config.model is None else BackendSpec("hf", config.model)
     sides = [Side("model", run_spec.label, run_spec, run, readings(run, variants, run_spec.label))]
     if config.compare or config.compare_model:
@@ -601,7 +601,7 @@ def _sides(config: AttentionConfig) -> list[Side]:
     return sides
 
 
-def analyse_attention(
+def analyze_attention(
     config: AttentionConfig,
     log: Callable[[str], None] = print,
 ) -> AttentionOutcome:
@@ -683,7 +683,7 @@ def _read_side(
         if content in measured:
             numbers: dict[str, Any] | None = {k: measured[content][k] for k in MEASURED}
         else:
-            numbers = analyse_reading(reader, reading, config.max_new_tokens)
+            numbers = analyze_reading(reader, reading, config.max_new_tokens)
             passes += numbers is not None
         if numbers is None:
             # Kept in the log too, so a rerun does not try again.
@@ -902,7 +902,7 @@ def section_html(document: Mapping[str, Any]) -> str:
         out.append(f"<h3>Difference: {esc(title)}</h3>")
         transforms = comparison["transforms"]
         if not transforms:
-            out.append('<p class="warn">The two models share no analysed variant.</p>')
+            out.append('<p class="warn">The two models share no analyzed variant.</p>')
         else:
             out.append('<p class="note">Percentage points, over the variants both models read.</p>')
             rows = [
@@ -921,7 +921,7 @@ def section_html(document: Mapping[str, Any]) -> str:
                 )
     if document["skipped"]:
         out.append(
-            f'<p class="warn">{len(document["skipped"])} variants not analysed (no completion '
+            f'<p class="warn">{len(document["skipped"])} variants not analyzed (no completion '
             "tokens, or the prompt's blocks are not in the model input); see attention.json.</p>"
         )
     return "".join(out)
@@ -938,7 +938,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     overrides = {"run_dir": args.run_dir, **overrides_from_args(args, AttentionConfig)}
     config = load_config(AttentionConfig, None, overrides)
-    outcome = analyse_attention(config)
+    outcome = analyze_attention(config)
     for note in outcome.skipped:
         print(f"  skipped {note}")
     # One line per model: its Original row (else its first transformation), as in the report.

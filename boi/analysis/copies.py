@@ -600,7 +600,7 @@ def _copies_html(match: Mapping[str, Any]) -> str:
 # The analysis
 
 
-def analyse_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> CopiesOutcome:
+def analyze_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> CopiesOutcome:
     """Search the run's completions in the corpus, write matches.jsonl, summary.json and the
     report section, and rebuild the run's report."""
     run_dir = check_run_dir(config.run_dir)
@@ -700,7 +700,7 @@ def run(args: argparse.Namespace) -> int:
         "indexing": overrides_from_args(args, IndexConfig),
     }
     config = from_mapping(CopiesConfig, overrides, where="flags")
-    outcome = analyse_copies(config)
+    outcome = analyze_copies(config)
     for transform, entry in outcome.summary["per_transform"].items():
         print(
             f"  {transform}: {entry['close']} of {entry['searched']} searched completions have a "
