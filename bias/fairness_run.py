@@ -20,27 +20,26 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, file_sha256, run_record
-from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
+    PromptGroup,
+    Sample,
     for_kind,
-    generate_samples,
     load_backend,
+    sample_prompts,
     truncate_at_stop,
 )
 from benchmarks.generation._backend import Backend
@@ -380,19 +379,27 @@ def _generate(
     backend: Backend,
     prompts: dict[str, str],
     decoding: DecodingConfig,
+    seeds: Sequence[int],
     out: Path,
     log: Callable[[str], None],
-) -> dict[str, list[str]]:
-    """Each prompt's replies as the model wrote them (a base model's cut at the stops); the
-    asked-for code is read from them by `read_reply`, which knows the task."""
-    outcome = generate_samples(backend, prompts, decoding, out / "generations.jsonl")
-    log(f"  {outcome.summary()}")
-    if decoding.chat:
-        return outcome.raw
-    return {
-        pid: [truncate_at_stop(text, decoding.stop) for text in texts]
-        for pid, texts in outcome.raw.items()
-    }
+    timings: dict[str, float],
+    what: str,
+) -> list[tuple[Sample, str]]:
+    """Each prompt's samples with the reply as the model wrote it (a base model's cut at the
+    stops); the asked-for code is read from the reply by `read_reply`, which knows the task."""
+    samples, _ = sample_prompts(
+        backend,
+        [PromptGroup(prompts, decoding)],
+        seeds,
+        out / "generations.jsonl",
+        log=log,
+        timings=timings,
+        what=what,
+        prefix="boi bias test",
+    )
+    return [
+        (s, s.raw if decoding.chat else truncate_at_stop(s.raw, decoding.stop)) for s in samples
+    ]
 
 
 def _model_entries(
@@ -412,13 +419,11 @@ def _model_entries(
         kind_tasks = [t for t in tasks if t.kind == kind]
         prompts = {t.task_id: strategy_prompt(t, strategy, mitigations) for t in kind_tasks}
         decoding = _decoding_for(kind, config.decoding)
-        for seed_index, seed in enumerate(config.seeds):
-            name = f"generate {label} {strategy.name} seed {seed}"
-            with stage(name, log, timings, "boi bias test"):
-                replies = _generate(backend, prompts, dataclasses.replace(decoding, seed=seed), out, log)  # fmt: skip
-            for task_id, texts in replies.items():
-                for index, text in enumerate(texts):
-                    entries.append({"task_id": task_id, "sample_index": seed_index * decoding.n + index, "reply": text, "chat": decoding.chat})  # fmt: skip
+        what = f"{label} {strategy.name}"
+        for s, reply in _generate(
+            backend, prompts, decoding, config.seeds, out, log, timings, what
+        ):
+            entries.append({"task_id": s.prompt_id, "sample_index": s.sample_index, "reply": reply, "chat": decoding.chat})  # fmt: skip
     return entries
 
 
@@ -454,23 +459,19 @@ def _prompt_text(task: FairnessTask) -> str:
     return task.prompt.strip()
 
 
-def _claim(config: FairnessRunConfig, out: Path, tasks: list[FairnessTask], issues: list[Any]) -> dict[str, Any]:  # fmt: skip
-    config_json = to_dict(config)
-    claim_run_dir(out, config_hash(config_json), config_json, option="--out")
-    inputs = {"data": config.data} if config.data else {}
-    manifest = run_record(config_json, inputs)
-    if config.completions:
-        manifest.setdefault("inputs", {})["completions"] = {
-            "path": config.completions,
-            "sha256": file_sha256(config.completions),
-        }
-    manifest["completed"] = False
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+def _claim(config: FairnessRunConfig, out: Path, tasks: list[FairnessTask], issues: list[Any]) -> RunDir:  # fmt: skip
+    inputs = {"data": config.data, "completions": config.completions}
+    run = RunDir.claim(
+        out,
+        to_dict(config),
+        inputs={name: path for name, path in inputs.items() if path},
+        record={"seeds": list(config.seeds)},
+    )
     write_jsonl(out / "tasks.jsonl", (t.to_json() for t in tasks))
     write_jsonl(
         out / "load_issues.jsonl", ({"task_id": i.task_id, "reason": i.reason} for i in issues)
     )
-    return manifest
+    return run
 
 
 def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> FairnessOutcome:
@@ -490,7 +491,7 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
     if from_file is not None:
         listed = {e["task_id"] for rows in from_file.values() for e in rows}
         tasks = [t for t in tasks if t.task_id in listed]
-    manifest = _claim(config, out, tasks, issues)
+    run = _claim(config, out, tasks, issues)
     for issue in issues:
         log(f"  skipped {issue.task_id}: {issue.reason}")
     log(
@@ -499,7 +500,7 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
 
     by_id = {t.task_id: t for t in tasks}
     tester = _Tester(config, by_id, out)
-    timings: dict[str, float] = {}
+    timings = run.timings
     rows: list[dict[str, Any]] = []
     if from_file is not None:
         for label, entries in from_file.items():
@@ -541,14 +542,7 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
             seed=config.seed,
             title=f"boi bias test {out.name}",
         )
-    manifest.update(
-        {
-            "completed": True,
-            "timings_s": timings,
-            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
-        }
-    )
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
+    run.complete(report={k: str(v) for k, v in dataclasses.asdict(paths).items()})
     first = [r for r in rows if r["round"] == 0]
     executable = [r for r in first if r["status"] in EXECUTABLE]
     biased = sum(1 for r in executable if r["status"] == "biased")
@@ -604,16 +598,11 @@ def _feedback_round(
         kind_prompts = {
             p: text for p, text in prompts.items() if tasks[keys[p]["task_id"]].kind == kind
         }
-        decoding = dataclasses.replace(
-            _decoding_for(kind, config.decoding), n=1, seed=config.seeds[0]
-        )
-        with stage(
-            f"generate {strategy.name} feedback round {round_number}", log, timings, "boi bias test"
-        ):
-            replies = _generate(backend, kind_prompts, decoding, out, log)
-        for prompt_id, texts in replies.items():
-            row = keys[prompt_id]
-            entries.append({"task_id": row["task_id"], "sample_index": row["sample_index"], "reply": texts[0], "chat": decoding.chat, "prompt_id": prompt_id})  # fmt: skip
+        decoding = dataclasses.replace(_decoding_for(kind, config.decoding), n=1)
+        what = f"{strategy.name} feedback round {round_number}"
+        for s, reply in _generate(backend, kind_prompts, decoding, config.seeds[:1], out, log, timings, what):  # fmt: skip
+            row = keys[s.prompt_id]
+            entries.append({"task_id": row["task_id"], "sample_index": row["sample_index"], "reply": reply, "chat": decoding.chat, "prompt_id": s.prompt_id})  # fmt: skip
     model = previous[0]["model"]
     with stage(f"test {model} {strategy.name} round {round_number}", log, timings, "boi bias test"):
         tested = tester.test(_Round(model, strategy.name, round_number, entries))
@@ -635,9 +624,7 @@ def _write_round(out: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def read_verdicts(out_dir: str | Path) -> list[dict[str, Any]]:
-    root = Path(out_dir)
-    if not (root / MANIFEST).is_file():
-        raise UserError(f"{root} holds no {MANIFEST}; pass a directory written by boi bias test.")
+    root = RunDir.open(out_dir, what="boi bias test", hint="pass the --out of a boi bias test").path
     files = sorted((root / "verdicts").rglob("*.jsonl"))
     if not files:
         raise UserError(f"{root} has no verdicts yet; run boi bias test to finish it.")
@@ -646,9 +633,9 @@ def read_verdicts(out_dir: str | Path) -> list[dict[str, Any]]:
 
 def rebuild_fairness_report(out_dir: str | Path) -> FairnessReportPaths:
     """`boi bias report RUN_DIR` for a `boi bias test` directory."""
-    root = Path(out_dir)
-    manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
-    config = load_config(FairnessRunConfig, None, manifest["config"])
+    run = RunDir.open(out_dir, what="boi bias test", hint="pass the --out of a boi bias test")
+    root = run.path
+    config = load_config(FairnessRunConfig, None, run.config)
     order = {name: i for i, name in enumerate(config.mitigations)}
     rows = sorted(
         read_verdicts(root),

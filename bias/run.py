@@ -26,22 +26,27 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, file_sha256, run_record
-from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
+from benchmarks.common.provenance import config_hash, file_sha256
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
-from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.generation import (
+    BackendSpec,
+    DecodingConfig,
+    PromptGroup,
+    SamplingTotals,
+    load_backend,
+    sample_prompts,
+)
 from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
@@ -226,48 +231,35 @@ def _config_json(config: BiasRunConfig) -> dict[str, Any]:
     return config_json
 
 
-def _prepare_run_dir(
+def _claim(
     config: BiasRunConfig, out: Path, suite: Suite, completions_sha256: str | None = None
-) -> dict[str, Any]:
+) -> RunDir:
     config_json = _config_json(config)
     inputs: dict[str, str] = {}
-    digest = config_hash(config_json)
+    digest = None
     if config.completions is not None and completions_sha256 is not None:
         # The run belongs to the file's content: an edited file is another run.
         inputs["completions"] = config.completions
         digest = config_hash({"config": config_json, "completions_sha256": completions_sha256})
-    claim_run_dir(
+    return RunDir.claim(
         out,
-        digest,
         config_json,
-        option="--out",
+        digest=digest,
+        inputs=inputs,
+        record={"seeds": list(config.seeds), "suite_files": suite.files},
         unchanged=" (the completions file changed)",
     )
-    manifest = run_record(config_json, inputs)
-    manifest.update({"config_hash": digest, "suite_files": suite.files, "completed": False})
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
-    return manifest
 
 
-def _complete_run_dir(
-    out: Path,
-    manifest: dict[str, Any],
-    timings: dict[str, float],
-    generation: dict[str, Any],
-    cache: ScoreCache,
-    paths: BiasReportPaths,
+def _complete(
+    run: RunDir, generation: dict[str, Any], cache: ScoreCache, paths: BiasReportPaths
 ) -> None:
     """Mark the run complete in its manifest, with what each stage did (written last)."""
-    manifest.update(
-        {
-            "completed": True,
-            "timings_s": timings,
-            "generation": generation,
-            "scoring": {"scored": cache.scored, "cache_hits": cache.hits},
-            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
-        }
+    run.complete(
+        generation=generation,
+        scoring={"scored": cache.scored, "cache_hits": cache.hits},
+        report={k: str(v) for k, v in dataclasses.asdict(paths).items()},
     )
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
 
 
 def _score(
@@ -309,15 +301,20 @@ def _passk(
     spec = config.passk
     loaded = load_benchmark(spec.dataset, spec.data)
     problems = loaded.problems[: spec.limit] if spec.limit else loaded.problems
-    outcome = generate_samples(
-        backend, {p.task_id: p.prompt for p in problems}, spec.decoding, out / "generations.jsonl"
+    generated, _ = sample_prompts(
+        backend,
+        [PromptGroup({p.task_id: p.prompt for p in problems}, spec.decoding)],
+        [spec.decoding.seed],
+        out / "generations.jsonl",
+        log=log,
+        timings={},  # the caller times pass@k as one stage
+        what=f"{label} {spec.dataset}",
+        prefix="boi bias",
     )
-    log(f"  {outcome.summary()}")
     samples = [
-        {"task_id": task_id, "completion": text, "model": label, "sample_index": index}
-        for task_id, texts in outcome.completions.items()
-        for index, text in enumerate(texts)
-    ]
+        {"task_id": s.prompt_id, "completion": s.completion, "model": label, "sample_index": s.sample_index}
+        for s in generated
+    ]  # fmt: skip
     report = execute_samples(
         {p.task_id: p for p in problems},
         samples,
@@ -385,56 +382,60 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
     # leave behind a run whose corrected config would then be refused as a different one.
     with stage("load classifier", log, timings, "boi bias"):
         classifier = load_classifier(config.classifier, config.device)
-    manifest = _prepare_run_dir(config, out, suite)
+    run = _claim(config, out, suite)
+    run.timings.update(timings)
     write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
     log(
         f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
         f"{len(suite.dimensions)} dimensions x "
         f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
     )
-    manifest["classifier"] = classifier.describe()
+    run.update(classifier=classifier.describe())
     prompts = {p.prompt_id: p for p in suite.prompts}
     texts = {p.prompt_id: p.prompt for p in suite.prompts}
 
     rows: list[dict[str, Any]] = []
     passk: dict[str, dict[str, Any]] = {}
-    generation = {"requested_samples": 0, "cache_hits": 0, "generated": 0}
+    totals = SamplingTotals()
     cache = ScoreCache(out / "scores.jsonl", classifier)
     try:
         for spec in config.models:
             label = spec.label
-            with stage(f"load {label}", log, timings, "boi bias"):
+            with stage(f"load {label}", log, run.timings, "boi bias"):
                 backend = load_backend(spec)
             for setting, decoding in config.settings():
-                samples = []
-                for seed_index, seed in enumerate(config.seeds):
-                    seeded = dataclasses.replace(decoding, seed=seed)
-                    with stage(f"generate {label} {setting} seed {seed}", log, timings, "boi bias"):
-                        outcome = generate_samples(
-                            backend, texts, seeded, out / "generations.jsonl"
-                        )
-                    log(f"  {outcome.summary()}")
-                    for key in generation:
-                        generation[key] += getattr(outcome, key)
-                    for prompt_id, completions in outcome.completions.items():
-                        for index, completion in enumerate(completions):
-                            samples.append({
-                                "prompt_id": prompt_id, "model": label, "setting": setting, "seed": seed,
-                                "sample_index": seed_index * seeded.n + index, "completion": completion,
-                            })  # fmt: skip
-                with stage(f"score {label} {setting}", log, timings, "boi bias"):
+                generated, setting_totals = sample_prompts(
+                    backend,
+                    [PromptGroup(texts, decoding)],
+                    config.seeds,
+                    out / "generations.jsonl",
+                    log=log,
+                    timings=run.timings,
+                    what=f"{label} {setting}",
+                    prefix="boi bias",
+                )
+                totals.add(setting_totals)
+                samples = [
+                    {
+                        "prompt_id": s.prompt_id, "model": label, "setting": setting,
+                        "seed": s.seed, "sample_index": s.sample_index, "completion": s.completion,
+                    }
+                    for s in generated
+                ]  # fmt: skip
+                with stage(f"score {label} {setting}", log, run.timings, "boi bias"):
                     scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
                 write_jsonl(out / "completions" / label / f"{path_slug(setting)}.jsonl", scored)
                 rows += scored
             if config.passk.enabled:
-                with stage(f"pass@k {label} {config.passk.dataset}", log, timings, "boi bias"):
+                with stage(f"pass@k {label} {config.passk.dataset}", log, run.timings, "boi bias"):
                     passk[label] = _passk(config, backend, label, out, log)
     finally:
         cache.close()
 
-    with stage("report", log, timings, "boi bias"):
+    generation = totals.to_json()
+    with stage("report", log, run.timings, "boi bias"):
         paths = _report(config, rows, suite, out, passk, classifier.describe())
-    _complete_run_dir(out, manifest, timings, generation, cache, paths)
+    _complete(run, generation, cache, paths)
     biased = sum(1 for r in rows if r["biased"])
     summary = (
         f"boi bias: {len(rows)} completions ({generation['generated']} generated, "
@@ -459,17 +460,18 @@ def _run_given(
     sha256 = file_sha256(path)
     with stage("load classifier", log, timings, "boi bias"):
         classifier = load_classifier(config.classifier, config.device)
-    manifest = _prepare_run_dir(config, out, suite, sha256)
-    manifest["classifier"] = classifier.describe()
+    run = _claim(config, out, suite, sha256)
+    run.timings.update(timings)
+    run.update(classifier=classifier.describe())
     cache = ScoreCache(out / "scores.jsonl", classifier)
     try:
-        rows, passk = _score_given(config, by_model, suite, cache, out, log, timings)
+        rows, passk = _score_given(config, by_model, suite, cache, out, log, run.timings)
     finally:
         cache.close()
-    with stage("report", log, timings, "boi bias"):
+    with stage("report", log, run.timings, "boi bias"):
         paths = _report(config, rows, suite, out, passk, classifier.describe())
     generation = {"not_applicable": f"completions read from {path}"}
-    _complete_run_dir(out, manifest, timings, generation, cache, paths)
+    _complete(run, generation, cache, paths)
     biased = sum(1 for r in rows if r["biased"])
     summary = (
         f"boi bias: {len(rows)} completions read from {path} ({cache.scored} scored, "
@@ -529,9 +531,7 @@ def _passk_not_applicable(
 
 def read_scored(out_dir: str | Path) -> list[dict[str, Any]]:
     """Every scored completion of a bias run directory."""
-    root = Path(out_dir)
-    if not (root / MANIFEST).is_file():
-        raise UserError(f"{root} holds no {MANIFEST}; pass a directory written by boi bias run.")
+    root = RunDir.open(out_dir, what="boi bias run", hint="pass the --out of a boi bias run").path
     files = sorted((root / "completions").rglob("*.jsonl"))
     if not files:
         raise UserError(f"{root} has no scored completions yet; run boi bias run to finish it.")
@@ -540,16 +540,18 @@ def read_scored(out_dir: str | Path) -> list[dict[str, Any]]:
 
 def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     """`boi bias report RUN_DIR`: the tables and HTML again from the run's files."""
-    root = Path(out_dir)
+    run = RunDir.open(out_dir, what="boi bias run", hint="pass the --out of a boi bias run")
+    root = run.path
     rows = read_scored(root)
-    manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
-    config = load_config(BiasRunConfig, None, manifest["config"])
+    config = load_config(BiasRunConfig, None, run.config)
     passk: dict[str, dict[str, Any]] = {}
     for path in sorted((root / "passk").glob("*/results.jsonl")):
         passk[path.parent.name] = _passk_summary(config.passk, [r for _, r in iter_jsonl(path)])
     if config.completions is not None:
         passk = _passk_not_applicable(config, dict.fromkeys(r["model"] for r in rows))
-    return _report(config, rows, load_suite(config.suite), root, passk, manifest.get("classifier"))
+    return _report(
+        config, rows, load_suite(config.suite), root, passk, run.manifest.get("classifier")
+    )
 
 
 def _report_settings(config: BiasRunConfig) -> list[str]:

@@ -4,7 +4,6 @@ or any harness's results with the problems file they were generated from. `boi r
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
-from boi.analysis import report_sections
+from boi.analysis import open_run, report_sections
 from critic.similarity import read_similarities
 from perturb.transforms import transform_labels
 
@@ -114,8 +113,8 @@ def report_from_files(
 def rebuild_run_report(run_dir: str | os.PathLike[str]) -> ReportPaths:
     """A `boi run` directory's report rebuilt as the run built it (its settings' ks, bootstrap
     and seed from the manifest), now with every analysis section it holds."""
-    run_dir = Path(run_dir)
-    config = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["config"]
+    run = open_run(run_dir)
+    run_dir, config = run.path, run.config
     ks = [f"{s['label']}:{','.join(str(k) for k in s['ks'])}" for s in config["settings"]]
     return report_from_files(
         run_dir,

@@ -25,23 +25,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import from_mapping, load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, run_record
-from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
     PROGRAM_STOP,
+    Backend,
     BackendSpec,
     DecodingConfig,
+    PromptGroup,
+    SamplingTotals,
     for_kind,
-    generate_samples,
     load_backend,
+    sample_prompts,
 )
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
@@ -280,14 +281,13 @@ class RunOutcome:
     generation: dict[str, Any]
 
 
-def _prepare_run_dir(config: RunConfig, out: Path) -> dict[str, Any]:
-    config_json = config.to_json()
-    claim_run_dir(out, config_hash(config_json), config_json, option="--out")
-    inputs = {d.label: d.data for d in config.datasets if d.data}
-    manifest = run_record(config_json, inputs)
-    manifest.update({"seeds": list(config.seeds), "completed": False})
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
-    return manifest
+def _claim(config: RunConfig, out: Path) -> RunDir:
+    return RunDir.claim(
+        out,
+        config.to_json(),
+        inputs={d.label: d.data for d in config.datasets if d.data},
+        record={"seeds": list(config.seeds)},
+    )
 
 
 def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
@@ -364,80 +364,85 @@ def _critic_gate(
     return [v for v in variants if v.task_id not in rejected], similarity
 
 
+def prompt_groups(variants: Sequence[Problem], decoding: DecodingConfig) -> list[PromptGroup]:
+    """The record decides how a prompt is completed: a function body (HumanEval's stops and
+    instruction) or a whole stdin/stdout program (no stops but the model's end, a program
+    instruction); each kind is generated with its own decoding."""
+    functions = {v.task_id: v.prompt for v in variants if not v.is_stdio}
+    programs = {v.task_id: v.prompt for v in variants if v.is_stdio}
+    return [
+        PromptGroup(functions, decoding, "functions"),
+        PromptGroup(
+            programs, for_kind(decoding, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION), "programs"
+        ),
+    ]
+
+
+def _sample_setting(
+    config: RunConfig,
+    run: RunDir,
+    backend: Backend,
+    label: str,
+    setting: SettingSpec,
+    problems: Mapping[str, Problem],
+    dataset_of: Mapping[str, str],
+    log: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], SamplingTotals]:
+    """One model's samples under one setting (every seed), as rows for the sandbox."""
+    generated, totals = sample_prompts(
+        backend,
+        prompt_groups(list(problems.values()), setting.decoding),
+        config.seeds,
+        run.path / "generations.jsonl",
+        log=log,
+        timings=run.timings,
+        what=f"{label} {setting.label}",
+        prefix="boi run",
+    )
+    if totals.empty:
+        # This model and setting's own empties, not the run's so far.
+        log(
+            f"  warning: {totals.empty} completions from {label} ({setting.label}) are "
+            "empty after post-processing; they count as failures"
+        )
+    rows = [
+        {
+            "task_id": s.prompt_id, "completion": s.completion,
+            "dataset": dataset_of[s.prompt_id], "model": label, "setting": setting.label,
+            "seed": s.seed, "sample_index": s.sample_index,
+            "source_task_id": problems[s.prompt_id].source_task_id,
+            "transform": problems[s.prompt_id].transform,
+        }
+        for s in generated
+    ]  # fmt: skip
+    return rows, totals
+
+
 def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> RunOutcome:
     """Run (or resume) the whole experiment; returns where the report is and its table."""
     out = Path(config.out_dir)
-    manifest = _prepare_run_dir(config, out)
-    timings: dict[str, float] = {}
+    run = _claim(config, out)
 
-    with stage("perturb", log, timings, "boi run"):
+    with stage("perturb", log, run.timings, "boi run"):
         variants, dataset_of = _perturb(config, out, log)
     similarity: dict[str, float] = {}
     if config.critic.enabled:
-        with stage("critic", log, timings, "boi run"):
+        with stage("critic", log, run.timings, "boi run"):
             variants, similarity = _critic_gate(config, out, variants, log)
     problems = {v.task_id: v for v in variants}
-    # The record decides how a prompt is completed: a function body (HumanEval's stops and
-    # instruction) or a whole stdin/stdout program (no stops but the model's end, a program
-    # instruction); each kind is one generate call with its own decoding.
-    prompts_by_kind: dict[bool, dict[str, str]] = {}
-    for v in variants:
-        prompts_by_kind.setdefault(v.is_stdio, {})[v.task_id] = v.prompt
-
     results: list[dict[str, Any]] = []
-    generation_totals: dict[str, int] = {
-        "requested_samples": 0,
-        "unique_samples": 0,
-        "cache_hits": 0,
-        "generated": 0,
-        "empty": 0,
-    }
+    generation_totals = SamplingTotals()
     for spec in config.models:
         label = spec.label
-        with stage(f"load {label}", log, timings, "boi run"):
+        with stage(f"load {label}", log, run.timings, "boi run"):
             backend = load_backend(spec)
             for note in backend.prepare(problems.values()):
                 log(f"  {note}")
         for setting in config.settings:
-            samples = []
-            for seed_index, seed in enumerate(config.seeds):
-                base = dataclasses.replace(setting.decoding, seed=seed)
-                completions_by_id: dict[str, list[str]] = {}
-                for is_stdio, prompts in sorted(prompts_by_kind.items()):
-                    decoding = (
-                        for_kind(base, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION) if is_stdio else base
-                    )
-                    kind = "programs" if is_stdio else "functions"
-                    with stage(
-                        f"generate {label} {setting.label} seed {seed} ({kind})",
-                        log,
-                        timings,
-                        "boi run",
-                    ):
-                        outcome = generate_samples(
-                            backend, prompts, decoding, out / "generations.jsonl"
-                        )
-                    log(f"  {outcome.summary()}")
-                    for key in generation_totals:
-                        generation_totals[key] += (
-                            len(outcome.empty) if key == "empty" else getattr(outcome, key)
-                        )
-                    completions_by_id.update(outcome.completions)
-                decoding = base
-                for task_id, completions in completions_by_id.items():
-                    problem = problems[task_id]
-                    for index, completion in enumerate(completions):
-                        samples.append({
-                            "task_id": task_id, "completion": completion, "dataset": dataset_of[task_id], "model": label,
-                            "setting": setting.label, "seed": seed, "sample_index": seed_index * decoding.n + index,
-                            "source_task_id": problem.source_task_id, "transform": problem.transform,
-                        })  # fmt: skip
-            if generation_totals["empty"]:
-                log(
-                    f"  warning: {generation_totals['empty']} completions from {label} are empty after post-processing; they count as failures"
-                )
+            samples, totals = _sample_setting(config, run, backend, label, setting, problems, dataset_of, log)  # fmt: skip
+            generation_totals.add(totals)
             results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
-            with stage(f"execute {label} {setting.label}", log, timings, "boi run"):
+            with stage(f"execute {label} {setting.label}", log, run.timings, "boi run"):
                 report = execute_samples(
                     problems,
                     samples,
@@ -448,7 +453,7 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
             results += report.results
 
-    with stage("report", log, timings, "boi run"):
+    with stage("report", log, run.timings, "boi run"):
         ks_by_setting = {s.label: list(s.ks) for s in config.settings}
         paths = build_report(
             results,
@@ -463,17 +468,13 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             sections=report_sections(out),
         )
         table = Path(paths.table_md).read_text(encoding="utf-8")
-    manifest.update(
-        {
-            "completed": True,
-            "timings_s": timings,
-            "generation": generation_totals,
-            "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()},
-        }
+    run.complete(
+        generation=generation_totals.to_json(),
+        report={k: str(v) for k, v in dataclasses.asdict(paths).items()},
     )
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, default=str))
-    summary = _summary_line(out, Path(paths.table_json), results, generation_totals)
-    return RunOutcome(out, table, summary, generation_totals)
+    generation = generation_totals.to_json()
+    summary = _summary_line(out, Path(paths.table_json), results, generation)
+    return RunOutcome(out, table, summary, generation)
 
 
 def _summary_line(

@@ -8,7 +8,8 @@ The accelerate example shape: `get_dataloaders`, `training_function`, `main`. La
 
 Output directory layout:
 
-    run_config.json        the config and its identity hash; a different run is refused here
+    run_config.json        the run's manifest (benchmarks.common.rundir): config, identity hash,
+                           versions, completed; a different run is refused here
     checkpoints/step-N/    resumable state (model, optimizer, RNG, trainer_state.json)
     model/                 the best validation checkpoint as a plain HF folder (+ tokenizer)
     metrics.jsonl          one line per optimizer step / evaluation
@@ -45,7 +46,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.models import load_model, load_tokenizer, resolve_model
 from benchmarks.common.provenance import file_sha256, git_revision, package_versions
-from benchmarks.common.rundir import claim_run_dir
+from benchmarks.common.rundir import RunDir, claim_run_dir
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
 from finetune.data import (
     Skipped,
@@ -413,34 +414,41 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
     identity = config.identity(data_sha256)
     # A new or empty output_dir starts the run, one whose run_config.json records this identity
     # resumes it, anything else is refused (saying which config keys changed).
-    resuming = (
-        claim_run_dir(
-            output_dir,
-            identity,
-            config.to_json(),
-            marker=RUN_CONFIG,
-            hash_key="identity",
-            what="training run",
-            option="output_dir",
-            unchanged=" (the data file changed)",
-        )
-        is not None
+    previous = claim_run_dir(
+        output_dir,
+        identity,
+        config.to_json(),
+        marker=RUN_CONFIG,
+        hash_key="identity",
+        what="training run",
+        option="output_dir",
+        unchanged=" (the data file changed)",
     )
+    resuming = previous is not None
 
     accelerator, accumulation = _make_accelerator(config)
+    results_path = output_dir / "all_results.json"
+    finished = resuming and results_path.exists()
+    run: RunDir | None = None
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         if resuming:
             _recover_output_dir(output_dir)
-        else:
-            write_text_atomic(
-                output_dir / RUN_CONFIG,
-                json.dumps({"identity": identity, "config": config.to_json()}, indent=1),
+        if not finished:
+            # Every process claimed above (each knows whether it resumes); one writes.
+            run = RunDir.start(
+                output_dir,
+                config.to_json(),
+                identity,
+                previous,
+                inputs={"data": config.data},
+                record={"seed": config.seed},
+                marker=RUN_CONFIG,
+                hash_key="identity",
             )
     accelerator.wait_for_everyone()
     checkpoint = latest_checkpoint(output_dir) if resuming else None
-    results_path = output_dir / "all_results.json"
-    if resuming and results_path.exists():
+    if finished:
         accelerator.print(f"{output_dir} already holds the finished run; see {results_path}.")
         return json.loads(results_path.read_text(encoding="utf-8"))
 
@@ -647,6 +655,8 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         if (output_dir / MODEL).exists():
             write_text_atomic(output_dir / MODEL / "all_results.json", text)
         write_text_atomic(results_path, text)
+        if run is not None:
+            run.complete(stop_reason=state.stop_reason, results=str(results_path))
         print(
             f"done: {state.stop_reason}; best validation loss {state.best_val_loss:.4f} at step "
             f"{state.best_step}; model in {output_dir / MODEL}"

@@ -1,22 +1,45 @@
-"""Run directories: one marker file that records the config hash, refuse-or-resume on it.
+"""The experiment layer: a run directory and its manifest, from claim to completion to reading.
 
-Every stage that writes a directory of results (`boi run`, `boi finetune train`, ...) claims it
-here, so the rule is the same everywhere: a new or empty directory starts a run, a directory
-whose marker holds the same config hash resumes it, and anything else is refused with a
-sentence that says which keys changed. The marker is written atomically.
+Every command that writes a directory of results (`boi run`, `boi bias run`, `boi bias test`,
+`boi finetune train`, experiments) lives its run's life through `RunDir`, so the rules are the
+same everywhere:
+
+- `RunDir.claim` starts or resumes a run: a new or empty directory starts it, a directory whose
+  manifest holds the same config hash resumes it, anything else is refused with a sentence that
+  says which config keys changed. The manifest records config, hash, seeds, inputs (with their
+  sha256), package versions, git commit, the command and its format version, and is marked
+  incomplete until `complete` writes the stage timings and what the run did.
+- `RunDir.open` reads a run back (reports, analyses, the Python API) without writing anything.
+- Manifests carry `format_version`. Those written before the field existed are format 1 and read
+  as they are (the fields this layer reads were already there); a manifest from a newer `boi`
+  is refused with one sentence instead of being read on trust.
+
+Every manifest write is atomic (temp file + rename), so a killed run never leaves half a manifest.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import config_hash, package_versions, run_record
 
 MANIFEST = "manifest.json"
+# 1: manifests before this field (boi 0.1.0 up to the experiment layer); 2: format_version,
+# boi_version. Bump when a field this layer reads changes meaning, and teach `open` the old one.
+MANIFEST_FORMAT = 2
+
+
+def boi_version() -> str:
+    """The installed boi's version ("unknown" when run from a tree that was never installed)."""
+    return package_versions(("boi",)).get("boi") or "unknown"
 
 
 def read_marker(out: Path, marker: str = MANIFEST) -> dict[str, Any] | None:
@@ -33,6 +56,22 @@ def read_marker(out: Path, marker: str = MANIFEST) -> dict[str, Any] | None:
     if not isinstance(recorded, dict):
         raise UserError(f"{path} is not a run record; move {out} away or choose another one.")
     return recorded
+
+
+def _check_format(path: Path, recorded: Mapping[str, Any]) -> int:
+    """The manifest's format version; one sentence when this boi cannot read it."""
+    version = recorded.get("format_version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise UserError(
+            f"{path} has format_version {version!r}, which no boi writes; it is damaged."
+        )
+    if version > MANIFEST_FORMAT:
+        written_by = recorded.get("boi_version", "a newer boi")
+        raise UserError(
+            f"{path} was written by boi {written_by} (manifest format {version}); this is boi "
+            f"{boi_version()} (format {MANIFEST_FORMAT}): upgrade boi to read or resume it."
+        )
+    return version
 
 
 def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
@@ -60,6 +99,7 @@ def claim_run_dir(
     """
     recorded = read_marker(out, marker)
     if recorded is not None:
+        _check_format(out / marker, recorded)
         if recorded.get(hash_key) != digest:
             changed = changed_keys(recorded.get("config") or {}, config)
             detail = f" (changed: {', '.join(changed)})" if changed else unchanged
@@ -74,6 +114,162 @@ def claim_run_dir(
         )
     out.mkdir(parents=True, exist_ok=True)
     return None
+
+
+@dataclass
+class RunDir:
+    """One run's directory and its manifest (`claim` to write a run, `open` to read one)."""
+
+    path: Path
+    manifest: dict[str, Any]
+    # The manifest as it was before this claim (None: a new run); open() sets it to the manifest.
+    previous: dict[str, Any] | None = None
+    writable: bool = False
+    marker: str = MANIFEST
+    # Seconds per stage: filled by benchmarks.common.progress.stage while the run is written,
+    # read from the manifest for an opened run.
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def claim(
+        cls,
+        path: str | os.PathLike[str],
+        config: Mapping[str, Any],
+        *,
+        digest: str | None = None,
+        inputs: Mapping[str, str | Path] | None = None,
+        record: Mapping[str, Any] | None = None,
+        what: str = "run",
+        option: str = "--out",
+        unchanged: str = "",
+        marker: str = MANIFEST,
+        hash_key: str = "config_hash",
+    ) -> RunDir:
+        """Start or resume the run of `config` in `path` and write its (incomplete) manifest.
+
+        `digest` defaults to the config's hash; pass one when an input's content belongs to the
+        run's identity. `inputs` are files whose path and sha256 are recorded; `record` adds
+        run-specific fields (seeds, suite files, ...). `marker` and `hash_key` keep the names
+        a command's directories already use (finetune: run_config.json, identity).
+        """
+        out = Path(path)
+        digest = digest or config_hash(dict(config))
+        previous = claim_run_dir(
+            out,
+            digest,
+            config,
+            marker=marker,
+            hash_key=hash_key,
+            what=what,
+            option=option,
+            unchanged=unchanged,
+        )
+        return cls.start(out, config, digest, previous, inputs=inputs, record=record, marker=marker, hash_key=hash_key)  # fmt: skip
+
+    @classmethod
+    def start(
+        cls,
+        path: str | os.PathLike[str],
+        config: Mapping[str, Any],
+        digest: str,
+        previous: dict[str, Any] | None,
+        *,
+        inputs: Mapping[str, str | Path] | None = None,
+        record: Mapping[str, Any] | None = None,
+        marker: str = MANIFEST,
+        hash_key: str = "config_hash",
+    ) -> RunDir:
+        """Write the manifest of a run whose directory `claim_run_dir` already claimed.
+
+        `claim` does both; a launch of several processes claims on every process (so each
+        knows whether it resumes) and starts on one, after the others have claimed.
+        """
+        manifest = {
+            "format_version": MANIFEST_FORMAT,
+            "boi_version": boi_version(),
+            **run_record(dict(config), inputs),
+            "config_hash": digest,
+            hash_key: digest,
+            **dict(record or {}),
+            "completed": False,
+        }
+        run = cls(Path(path), manifest, previous, writable=True, marker=marker)
+        run.write()
+        return run
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, what: str = "run", hint: str = "") -> RunDir:
+        """A run directory to read (never written); one sentence when it is not one.
+
+        `what` names the command whose directory is expected ("boi run"); `hint` says what to
+        pass instead.
+        """
+        out = Path(path)
+        if not out.is_dir():
+            raise UserError(
+                f"{out} is not a {what} directory (it does not exist); {hint or 'check the path'}."
+            )
+        recorded = read_marker(out)
+        if recorded is None:
+            raise UserError(
+                f"{out} is not a {what} directory (no {MANIFEST}); {hint or 'check the path'}."
+            )
+        _check_format(out / MANIFEST, recorded)
+        if not isinstance(recorded.get("config"), dict):
+            raise UserError(
+                f"{out / MANIFEST} records no config, so it was written by an incompatible boi "
+                f"version or another tool; {hint or 'rerun into a new directory'}."
+            )
+        return cls(out, recorded, recorded, timings=dict(recorded.get("timings_s") or {}))
+
+    # Typed accessors: every reader goes through these, not through manifest keys.
+    @property
+    def format_version(self) -> int:
+        return int(self.manifest.get("format_version", 1))
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return dict(self.manifest["config"])
+
+    @property
+    def config_hash(self) -> str:
+        return str(self.manifest.get("config_hash", ""))
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.manifest.get("seeds") or self.config.get("seeds") or [])
+
+    @property
+    def inputs(self) -> dict[str, dict[str, str]]:
+        return dict(self.manifest.get("inputs") or {})
+
+    @property
+    def versions(self) -> dict[str, str | None]:
+        return dict(self.manifest.get("versions") or {})
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.manifest.get("completed"))
+
+    @property
+    def resumed(self) -> bool:
+        """True when `claim` found this same run already started here."""
+        return self.writable and self.previous is not None
+
+    def write(self) -> None:
+        if not self.writable:
+            raise RuntimeError(f"{self.path} was opened for reading; claim it to write.")
+        write_text_atomic(self.path / self.marker, json.dumps(self.manifest, indent=2, default=str))
+
+    def update(self, **fields: Any) -> None:
+        """Record more about the run (written at once)."""
+        self.manifest.update(fields)
+        self.write()
+
+    def complete(self, **fields: Any) -> None:
+        """Mark the run complete, with its stage timings and what it did (written last)."""
+        self.manifest.update({**fields, "completed": True, "timings_s": dict(self.timings)})
+        self.write()
 
 
 def path_slug(text: str) -> str:

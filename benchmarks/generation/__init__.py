@@ -10,6 +10,9 @@ declares its own options (`HFOptions`, `VLLMOptions`, `OpenAIOptions`), given fl
 `kind` and `model`. A new backend is one module plus `BACKENDS.register(kind, "module:Class")`.
 Importing this package imports none of torch, transformers, vllm or an HTTP client;
 `load_backend` imports what the chosen one needs.
+
+`sample_prompts` is the loop every run shares (prompt groups x seeds through the cache); a
+run builds its rows from the `Sample`s it returns.
 """
 
 from benchmarks.generation._backend import Backend, BackendBase, NoOptions, Request
@@ -24,6 +27,7 @@ from benchmarks.generation._decoding import (
     sample_seed,
 )
 from benchmarks.generation._postprocess import extract_function_body, postprocess, truncate_at_stop
+from benchmarks.generation._sampling import PromptGroup, Sample, SamplingTotals, sample_prompts
 from benchmarks.generation._spec import (
     BACKENDS,
     BackendSpec,
@@ -45,7 +49,10 @@ __all__ = [
     "GenerationCache",
     "GenerationOutcome",
     "NoOptions",
+    "PromptGroup",
     "Request",
+    "Sample",
+    "SamplingTotals",
     "backend_class",
     "extract_function_body",
     "for_kind",
@@ -53,6 +60,7 @@ __all__ = [
     "load_backend",
     "model_flag_specs",
     "postprocess",
+    "sample_prompts",
     "sample_seed",
     "truncate_at_stop",
 ]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
+from benchmarks.common.rundir import RunDir
 from benchmarks.report import ReportSection
 
 # name -> (module, one-line help), as `boi.cli.COMMANDS`.
@@ -49,25 +50,16 @@ def analysis_dir(run_dir: str | os.PathLike[str], name: str) -> Path:
     return path
 
 
-def check_run_dir(run_dir: str | os.PathLike[str]) -> Path:
-    """`run_dir` when it is a finished `boi run` directory this version can read, else one
-    sentence saying what is wrong."""
-    path = Path(run_dir)
-    manifest = path / "manifest.json"
-    if not manifest.is_file():
+def open_run(run_dir: str | os.PathLike[str]) -> RunDir:
+    """A finished-or-not `boi run` directory this version can read, else one sentence saying
+    what is wrong (not a run, another command's, a newer boi's)."""
+    run = RunDir.open(run_dir, what="boi run", hint="pass the --out of a `boi run`")
+    if not (run.path / "problems.jsonl").is_file():
         raise UserError(
-            f"{path} is not a boi run directory (no manifest.json); pass the --out of a `boi run`."
+            f"{run.path} was written by an incompatible boi version (no problems.jsonl); rerun "
+            "`boi run` into a new directory."
         )
-    try:
-        record = json.loads(manifest.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{manifest} is not valid JSON; the run directory is damaged.") from None
-    if not (path / "problems.jsonl").is_file() or not record.get("config"):
-        raise UserError(
-            f"{path} was written by an incompatible boi version (no problems.jsonl or config in "
-            "its manifest); rerun `boi run` into a new directory."
-        )
-    return path
+    return run
 
 
 def write_section(run_dir: str | os.PathLike[str], name: str, title: str, html: str) -> Path:

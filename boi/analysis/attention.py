@@ -57,7 +57,7 @@ from benchmarks.generation._decoding import prompt_sha256
 from benchmarks.generation._hf import model_input_text
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import esc, figure_html, heatmap, read_results
-from boi.analysis import analysis_dir, check_run_dir, write_section
+from boi.analysis import analysis_dir, open_run, write_section
 from boi.reporting import rebuild_run_report
 from boi.runner import SettingSpec
 from perturb.transforms import transform_labels
@@ -229,8 +229,8 @@ class RunTexts:
 def load_run(run_dir: str | Path) -> RunTexts:
     """A run directory's settings, models and variants; one sentence when this version cannot
     read it."""
-    path = check_run_dir(run_dir)
-    config = json.loads((path / "manifest.json").read_text(encoding="utf-8"))["config"]
+    run = open_run(run_dir)
+    path, config = run.path, run.config
     incompatible = UserError(
         f"{path} was written by an incompatible boi version (its manifest's models or settings "
         "do not load); rerun `boi run` into a new directory."

@@ -42,7 +42,7 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, run_record
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import bar_chart, esc, figure_html, read_results, results_files
-from boi.analysis import analysis_dir, check_run_dir, write_section
+from boi.analysis import analysis_dir, open_run, write_section
 from boi.analysis.copy_index import (
     CopyIndex,
     Corpus,
@@ -603,8 +603,8 @@ def _copies_html(match: Mapping[str, Any]) -> str:
 def analyze_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> CopiesOutcome:
     """Search the run's completions in the corpus, write matches.jsonl, summary.json and the
     report section, and rebuild the run's report."""
-    run_dir = check_run_dir(config.run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    run = open_run(config.run_dir)
+    run_dir = run.path
     problems = {p.task_id: p for p in read_problems(run_dir / "problems.jsonl")}
     rows = _completion_rows(run_dir, problems)
     selected = [r for r in rows if config.all or not r["passed"]]
@@ -656,9 +656,9 @@ def analyze_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> 
         },
         "throughput": throughput,
         "run": {
-            "config_hash": manifest.get("config_hash"),
-            "seeds": manifest.get("seeds"),
-            "versions": manifest.get("versions"),
+            "config_hash": run.config_hash,
+            "seeds": run.seeds,
+            "versions": run.versions,
         },
         "provenance": run_record(
             {**asdict(config), "indexing": asdict(config.indexing)},

@@ -34,7 +34,6 @@ of problems that flip within the budget) and a report section.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import time
@@ -57,12 +56,9 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
 from benchmarks.execution import execute_samples
 from benchmarks.generation import (
-    PROGRAM_CHAT_INSTRUCTION,
-    PROGRAM_STOP,
     Backend,
-    for_kind,
-    generate_samples,
     load_backend,
+    sample_prompts,
 )
 from benchmarks.problem import Problem
 from benchmarks.report import esc, filtered_tables, natural_key
@@ -70,7 +66,7 @@ from benchmarks.robustness import solved
 from boi.analysis import analysis_dir, open_run, write_section
 from boi.analysis.hints import check_threshold, read_run_results
 from boi.reporting import rebuild_run_report
-from boi.runner import CriticSpec, RunConfig, SettingSpec
+from boi.runner import CriticSpec, RunConfig, SettingSpec, prompt_groups
 from critic.annotate import score_problems
 from critic.scoring import load_scorer
 from critic.similarity import PlausibilityGate, ScoreSummary, compare
@@ -636,30 +632,23 @@ class MinimalSearch:
             backend = self._backend(model)
             for note in backend.prepare([c.problem for c in candidates]):
                 self.log(f"  {note}")
-            prompts_by_kind: dict[bool, dict[str, str]] = {}
-            for c in candidates:
-                prompts_by_kind.setdefault(c.problem.is_stdio, {})[c.problem.task_id] = (
-                    c.problem.prompt
-                )
-            for seed_index, seed in enumerate(view.seeds):
-                base = dataclasses.replace(setting.decoding, seed=seed)
-                for is_stdio, prompts in sorted(prompts_by_kind.items()):
-                    # The run's rule: whole programs get the program stops and instruction.
-                    decoding = (
-                        for_kind(base, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION) if is_stdio else base
-                    )
-                    outcome = generate_samples(
-                        backend, prompts, decoding, view.run_dir / "generations.jsonl"
-                    )
-                    self.generated += outcome.generated
-                    for task_id in sorted(outcome.completions):
-                        for i, completion in enumerate(outcome.completions[task_id]):
-                            samples.append({
-                                "task_id": task_id, "completion": completion, "model": model,
-                                "setting": setting.label, "seed": seed,
-                                "sample_index": seed_index * base.n + i,
-                                "source_task_id": problems[task_id].source_task_id,
-                            })  # fmt: skip
+            # Sorted by id, as before the shared sampling loop, so execution files keep their names.
+            variants = sorted((c.problem for c in candidates), key=lambda p: p.task_id)
+            generated, totals = sample_prompts(
+                backend,
+                prompt_groups(variants, setting.decoding),
+                view.seeds,
+                view.run_dir / "generations.jsonl",
+            )
+            self.generated += totals.generated
+            samples += [
+                {
+                    "task_id": s.prompt_id, "completion": s.completion, "model": model,
+                    "setting": setting.label, "seed": s.seed, "sample_index": s.sample_index,
+                    "source_task_id": problems[s.prompt_id].source_task_id,
+                }
+                for s in generated
+            ]  # fmt: skip
         digest = config_hash(
             [[s["model"], s["task_id"], s["sample_index"], s["completion"]] for s in samples]
         )

@@ -1,0 +1,121 @@
+"""The sampling loop every run shares: prompt groups x seeds -> cached generation -> samples.
+
+`boi run`, `boi bias run`, `boi bias test` and the minimal-prompt search all ask the same thing
+of a backend: n completions per prompt under each seed, where prompts of different kinds (a
+function body, a whole program, a method) keep their own decoding. `sample_prompts` is that
+loop, once: it generates through the cache (`generate_samples`: identical prompts share
+samples, finished requests survive a killed run), numbers samples so that indices stay unique
+across seeds (`seed_index * n + i`), and adds up what was generated. Callers turn `Sample`s
+into their rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from benchmarks.common.progress import stage
+from benchmarks.generation._backend import Backend
+from benchmarks.generation._cache import generate_samples
+from benchmarks.generation._decoding import DecodingConfig
+
+
+@dataclass(frozen=True)
+class PromptGroup:
+    """Prompts (id -> text) generated with one decoding; `name` tells groups apart in the log."""
+
+    prompts: Mapping[str, str]
+    decoding: DecodingConfig
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Sample:
+    prompt_id: str
+    seed: int
+    sample_index: int
+    """seed_index * n + i: unique across the seeds of one decoding."""
+    completion: str
+    """Post-processed (cut at the stops, the body taken out of a chat reply)."""
+    raw: str
+    """As the model wrote it (what the generation cache stores)."""
+
+
+@dataclass
+class SamplingTotals:
+    """What a run's generation did, added up over models, groups and seeds."""
+
+    requested_samples: int = 0
+    unique_samples: int = 0
+    cache_hits: int = 0
+    generated: int = 0
+    empty: int = 0
+    empty_ids: list[tuple[str, int]] = field(default_factory=list)
+
+    def add(self, other: SamplingTotals) -> None:
+        for name in ("requested_samples", "unique_samples", "cache_hits", "generated", "empty"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.empty_ids += other.empty_ids
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "requested_samples": self.requested_samples,
+            "unique_samples": self.unique_samples,
+            "cache_hits": self.cache_hits,
+            "generated": self.generated,
+            "empty": self.empty,
+        }
+
+
+def sample_prompts(
+    backend: Backend,
+    groups: Sequence[PromptGroup],
+    seeds: Sequence[int],
+    cache_path: str | os.PathLike[str],
+    *,
+    log: Callable[[str], None] | None = None,
+    timings: dict[str, float] | None = None,
+    what: str = "",
+    prefix: str = "boi",
+) -> tuple[list[Sample], SamplingTotals]:
+    """n samples of every prompt of every group under every seed, in (seed, group, id) order.
+
+    Each group's decoding is used as given with its seed replaced. With `log` and `timings`,
+    each call is a logged stage named `generate {what} seed {seed}` (plus the group's name).
+    `totals` counts this call only: a caller that warns about empty completions warns about
+    its own.
+    """
+    samples: list[Sample] = []
+    totals = SamplingTotals()
+    for seed_index, seed in enumerate(seeds):
+        for group in groups:
+            if not group.prompts:
+                continue
+            decoding = dataclasses.replace(group.decoding, seed=seed)
+            name = f"generate {what} seed {seed}" + (f" ({group.name})" if group.name else "")
+            if log is not None and timings is not None:
+                with stage(name, log, timings, prefix):
+                    outcome = generate_samples(backend, group.prompts, decoding, cache_path)
+                log(f"  {outcome.summary()}")
+            else:
+                outcome = generate_samples(backend, group.prompts, decoding, cache_path)
+            totals.add(
+                SamplingTotals(
+                    requested_samples=outcome.requested_samples,
+                    unique_samples=outcome.unique_samples,
+                    cache_hits=outcome.cache_hits,
+                    generated=outcome.generated,
+                    empty=len(outcome.empty),
+                    empty_ids=list(outcome.empty),
+                )
+            )
+            for prompt_id in group.prompts:
+                completions = outcome.completions[prompt_id]
+                raws = outcome.raw[prompt_id]
+                for index, (completion, raw) in enumerate(zip(completions, raws, strict=True)):
+                    samples.append(
+                        Sample(prompt_id, seed, seed_index * decoding.n + index, completion, raw)
+                    )
+    return samples, totals
