@@ -58,7 +58,7 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import load_sentence_transformer
 from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import MANIFEST, claim_run_dir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.stats import t_test
 from bias.cases import CaseConfig
@@ -403,8 +403,7 @@ def load_run(sub: SubRun, config: FairnessRunConfig, seconds: float = 0.0) -> Ru
         if (out / "tasks.jsonl").is_file()
         else {}
     )
-    manifest_path = out / MANIFEST
-    manifest = json.loads(manifest_path.read_text("utf-8")) if manifest_path.is_file() else {}
+    manifest = RunDir.open(out, what="boi bias test", hint="run the experiment again").manifest
     return RunData(
         sub,
         out,
@@ -438,10 +437,15 @@ def run_experiment(
     out = Path(config.out_dir)
     config_json = to_dict(config)
     digest = config_hash(config_json)
-    previous = claim_run_dir(out, digest, config_json, marker=MARKER, what="experiment")
-    if previous is None:
-        record = {"config": config_json, "config_hash": digest, "kind": config.kind}
-        write_text_atomic(out / MARKER, json.dumps(record, indent=2, default=str))
+    # The experiment's own manifest, beside its sub-runs' (each a boi bias test directory).
+    experiment = RunDir.claim(
+        out,
+        config_json,
+        digest=digest,
+        record={"kind": config.kind},
+        what="experiment",
+        marker=MARKER,
+    )
     plan = plan_runs(config)
     runs = []
     for number, sub in enumerate(plan, 1):
@@ -483,6 +487,7 @@ def run_experiment(
     md_path, json_path = out / "experiment.md", out / "experiment.json"
     write_text_atomic(json_path, json.dumps(document, indent=2, default=str))
     write_text_atomic(md_path, markdown)
+    experiment.complete(tables={"markdown": str(md_path), "json": str(json_path)})
     summary = f"boi bias experiment {config.kind}: {len(runs)} runs; tables: {md_path}"
     return ExperimentOutcome(out, markdown, md_path, json_path, summary)
 

@@ -71,7 +71,7 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config
 from benchmarks.common.errors import UserError
-from benchmarks.common.rundir import MANIFEST
+from benchmarks.common.rundir import RunDir
 from bias.metrics import is_biased, rate
 from bias.run import BiasRunConfig, read_scored
 from bias.suite import load_suite
@@ -134,11 +134,7 @@ def _item_id(model: str, setting: str, prompt_id: str, sample_index: int) -> str
 
 
 def _manifest(root: Path) -> dict[str, Any]:
-    path = root / MANIFEST
-    if not path.is_file():
-        raise UserError(f"{root} holds no {MANIFEST}; pass a directory written by boi bias run.")
-    manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return manifest
+    return RunDir.open(root, what="boi bias run", hint="pass the --out of a boi bias run").manifest
 
 
 # --------------------------------------------------------------------------- export
