@@ -1,5 +1,7 @@
 """Small statistics every table and plot uses: means that tolerate no data, percentile
-bootstrap intervals, mean and spread, and the two-sample t-test the fairness ablations use.
+bootstrap intervals, mean and spread, and the tests both halves use: the two-sample t-test
+(fairness ablations), the exact McNemar test (paired flags before / after a mitigation), the
+agreement statistics of a human evaluation (Fleiss' and Cohen's kappa) and Pearson's r.
 
 pass@k lives in `benchmarks.passk`, the robustness measures (drops, flips, paired bootstrap,
 ReCode's metrics) in `benchmarks.robustness`; both build on these helpers, and so do the report
@@ -103,3 +105,55 @@ def t_test(first: Sequence[float], second: Sequence[float], *, equal_var: bool) 
 
     t = (m1 - m2) / math.sqrt(se2)
     return {**result, "t": t, "df": df, "p": float(2 * stats.t.sf(abs(t), df))}
+
+
+def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, float | int]:
+    """Exact two-sided McNemar test on paired flags (biased before / after, same prompt and
+    sample): b = biased only before, c = only after; p = P(as extreme | b + c discordant, 1/2)."""
+    b = sum(1 for x, y in zip(before, after, strict=True) if x and not y)
+    c = sum(1 for x, y in zip(before, after, strict=True) if y and not x)
+    n = b + c
+    if n == 0:
+        return {"only_before": b, "only_after": c, "p_value": 1.0}
+    tail = sum(math.comb(n, i) for i in range(0, min(b, c) + 1)) / 2**n
+    return {"only_before": b, "only_after": c, "p_value": min(1.0, 2 * tail)}
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa (1971) of a subjects x categories table of rating counts, every subject
+    rated by the same number n >= 2 of raters; None when undefined (no subjects, or every
+    rating in one category)."""
+    rows = [list(map(int, r)) for r in counts]
+    if not rows:
+        return None
+    n = sum(rows[0])
+    if n < 2 or any(sum(r) != n for r in rows):
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per subject")
+    subjects = len(rows)
+    p_bar = sum((sum(c * c for c in r) - n) / (n * (n - 1)) for r in rows) / subjects
+    totals = [sum(r[j] for r in rows) for j in range(len(rows[0]))]
+    p_e = sum((t / (subjects * n)) ** 2 for t in totals)
+    if p_e >= 1.0:
+        return None
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+def cohen_kappa(first: Sequence[int], second: Sequence[int]) -> float | None:
+    """Cohen's kappa of two raters' 0/1 labels (scikit-learn); None when undefined (no items,
+    or both raters give one and the same label to everything)."""
+    if not first or len(set(first) | set(second)) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score  # heavy: keeps `boi --help` fast
+
+    return float(cohen_kappa_score(list(first), list(second), labels=[0, 1]))
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, float | None]:
+    """Pearson's r and its two-sided p-value (scipy); (None, None) with fewer than two points
+    or a constant side."""
+    if len(xs) < 2 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None, None
+    from scipy.stats import pearsonr  # heavy: keeps `boi --help` fast
+
+    result = pearsonr(xs, ys)
+    return float(result.statistic), float(result.pvalue)

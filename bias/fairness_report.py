@@ -29,13 +29,13 @@ from benchmarks.report import (
     line_chart,
     markdown_html,
 )
+from benchmarks.stats import mcnemar
 from bias.cases import BIASED, EXECUTABLE, FAIR, NON_BOOLEAN, UNTESTABLE
 from bias.metrics import (
     bias_leaning,
     cbs_at_k,
     executable_cbs,
     generated_cbs,
-    mcnemar,
     pass_at_attribute,
 )
 from bias.tasks import FairnessTask

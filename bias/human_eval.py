@@ -72,6 +72,7 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config
 from benchmarks.common.errors import UserError
 from benchmarks.common.rundir import RunDir
+from benchmarks.stats import cohen_kappa, fleiss_kappa, pearson
 from bias.metrics import is_biased, rate
 from bias.run import BiasRunConfig, read_scored
 from bias.suite import load_suite
@@ -447,46 +448,6 @@ def load_key(path: str | Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
-    """Fleiss' kappa (1971) of a subjects x categories table of rating counts, every subject
-    rated by the same number n >= 2 of raters; None when undefined (no subjects, or every
-    rating in one category)."""
-    rows = [list(map(int, r)) for r in counts]
-    if not rows:
-        return None
-    n = sum(rows[0])
-    if n < 2 or any(sum(r) != n for r in rows):
-        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per subject")
-    subjects = len(rows)
-    p_bar = sum((sum(c * c for c in r) - n) / (n * (n - 1)) for r in rows) / subjects
-    totals = [sum(r[j] for r in rows) for j in range(len(rows[0]))]
-    p_e = sum((t / (subjects * n)) ** 2 for t in totals)
-    if p_e >= 1.0:
-        return None
-    return (p_bar - p_e) / (1.0 - p_e)
-
-
-def cohen_kappa(first: Sequence[int], second: Sequence[int]) -> float | None:
-    """Cohen's kappa of two raters' 0/1 labels (scikit-learn); None when undefined (no items,
-    or both raters give one and the same label to everything)."""
-    if not first or len(set(first) | set(second)) < 2:
-        return None
-    from sklearn.metrics import cohen_kappa_score  # heavy: keeps `boi --help` fast
-
-    return float(cohen_kappa_score(list(first), list(second), labels=[0, 1]))
-
-
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, float | None]:
-    """Pearson's r and its two-sided p-value (scipy); (None, None) with fewer than two points
-    or a constant side."""
-    if len(xs) < 2 or len(set(xs)) < 2 or len(set(ys)) < 2:
-        return None, None
-    from scipy.stats import pearsonr  # heavy: keeps `boi --help` fast
-
-    result = pearsonr(xs, ys)
-    return float(result.statistic), float(result.pvalue)
 
 
 def _rate(flags: Sequence[bool], bootstrap: int, seed: int) -> dict[str, Any]:

@@ -22,7 +22,6 @@ Pure functions over plain values; grouping is the caller's (`bias.report`, `bias
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -186,15 +185,3 @@ def pass_at_attribute(
     value = pooled(counts) if sum(total.values()) else None
     low, high = bootstrap_interval(list(counts), pooled, resamples, 0.95, seed)
     return {**total, "value": value, "low": low if value is not None else None, "high": high if value is not None else None}  # fmt: skip
-
-
-def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, float | int]:
-    """Exact two-sided McNemar test on paired flags (biased before / after, same prompt and
-    sample): b = biased only before, c = only after; p = P(as extreme | b + c discordant, 1/2)."""
-    b = sum(1 for x, y in zip(before, after, strict=True) if x and not y)
-    c = sum(1 for x, y in zip(before, after, strict=True) if y and not x)
-    n = b + c
-    if n == 0:
-        return {"only_before": b, "only_after": c, "p_value": 1.0}
-    tail = sum(math.comb(n, i) for i in range(0, min(b, c) + 1)) / 2**n
-    return {"only_before": b, "only_after": c, "p_value": min(1.0, 2 * tail)}

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
+from benchmarks.stats import mcnemar
 from bias.fairness_run import load_fairness_config, run_fairness
-from bias.metrics import bias_leaning, cbs_at_k, mcnemar, pass_at_attribute
+from bias.metrics import bias_leaning, cbs_at_k, pass_at_attribute
 from bias.tasks import load_fairness_tasks
 from boi.cli import main
 

@@ -20,12 +20,11 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
+from benchmarks.stats import cohen_kappa, fleiss_kappa
 from bias.human_eval import (
     agreement,
-    cohen_kappa,
     evaluate_sheet,
     export_sheet,
-    fleiss_kappa,
     key_path,
     load_key,
     read_labels,
