@@ -32,8 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.common.cache import cache_dir
-from benchmarks.report import read_results
-from boi.analysis.copy_index import (
+from benchmarks.copy_index import (
     SITE_PACKAGES,
     SKIP_REASONS,
     STDLIB,
@@ -43,6 +42,7 @@ from boi.analysis.copy_index import (
     resolve_corpus,
     tokenize_code,
 )
+from benchmarks.report import read_results
 
 
 def function_bodies(files: list[Path], wanted: int, rng: random.Random, min_tokens: int):

@@ -11,8 +11,7 @@ import tokenize
 import pytest
 
 from benchmarks.common.errors import UserError
-from benchmarks.problem import LineageStep, Problem
-from boi.analysis.copy_index import (
+from benchmarks.copy_index import (
     Corpus,
     IndexConfig,
     document_units,
@@ -20,6 +19,7 @@ from boi.analysis.copy_index import (
     resolve_corpus,
     tokenize_code,
 )
+from benchmarks.problem import LineageStep, Problem
 from boi.cli import main
 
 HEADER = '''"""Checksums over a sliding window."""

@@ -40,10 +40,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, run_record
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import bar_chart, esc, figure_html, read_results, results_files
-from boi.analysis import analysis_dir, open_run, write_section
-from boi.analysis.copy_index import (
+from benchmarks.copy_index import (
     CopyIndex,
     Corpus,
     IndexConfig,
@@ -52,6 +49,9 @@ from boi.analysis.copy_index import (
     ensure_index,
     resolve_corpus,
 )
+from benchmarks.problem import Problem, read_problems
+from benchmarks.report import bar_chart, esc, figure_html, read_results, results_files
+from boi.analysis import analysis_dir, open_run, write_section
 from boi.reporting import rebuild_run_report
 from perturb.transforms import TRANSFORMS, transform_labels
 

@@ -1,4 +1,6 @@
-"""A near-duplicate index of a code corpus, built once on disk and reused (`boi analyze copies`).
+"""A near-duplicate index of a code corpus, built once on disk and reused (by `boi analyze copies`;
+any stage that must find training-data copies, such as decontaminating fine-tuning data, can
+import it: it depends on benchmarks.common alone).
 
 What is indexed: every function body (the tokens after a `def ...:` header; methods and nested
 functions included) and every whole document of at most `max_doc_tokens` tokens, since a
