@@ -71,7 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Our own model loads must never wait on a hub this machine cannot reach; a user with hub
     # access can set HF_HUB_OFFLINE=0 explicitly.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    args = make_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = make_parser().parse_args(words)
+    except UserError as err:  # a flag refused while parsing (`--transforms a,b`)
+        command = " ".join(["boi", *(w for w in words[:1] if w in COMMANDS)])
+        print(f"{command}: error: {err}", file=sys.stderr)
+        return 2
     try:
         return int(args._module.run(args) or 0)
     except UserError as err:

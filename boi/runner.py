@@ -173,7 +173,8 @@ class RunConfig:
     out_dir: str = field(default="runs/default", metadata={"help": "the run directory"})
     datasets: list[DatasetSpec] = field(default_factory=lambda: [DatasetSpec()])
     transforms: tuple[str, ...] = field(
-        default=CATALOGUE, metadata={"help": "catalogue entries to apply (see boi perturb --list)"}
+        default=CATALOGUE,
+        metadata={"help": "catalogue entries to apply (see boi perturb --list)", "names": True},
     )
     anonymous_name: str = field(
         default="func", metadata={"help": "the name Anonymize gives the function"}

@@ -30,7 +30,10 @@ class PerturbConfig:
 
     transforms: tuple[str, ...] = field(
         default=CATALOGUE,
-        metadata={"help": "catalogue entries to apply, in order (see `boi perturb --list`)"},
+        metadata={
+            "help": "catalogue entries to apply, in order (see `boi perturb --list`)",
+            "names": True,
+        },
     )
     anonymous_name: str = field(
         default="func",

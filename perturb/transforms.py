@@ -388,6 +388,12 @@ def bind_transforms(
     transformation that takes one, unless `params` sets it. UserErrors say what to fix.
     """
     names = list(names)
+    if any("," in name for name in names):
+        listed = ", ".join(n.strip() for name in names for n in name.split(",") if n.strip())
+        raise UserError(
+            f"transforms {names} join names with commas; list each name on its own: "
+            f"transforms: [{listed}]."
+        )
     params = dict(params or {})
     for name, given in params.items():
         if name not in TRANSFORMS:

@@ -11,7 +11,9 @@ The one config layer every command uses:
 - `load_config(Config, path, overrides)` reads a YAML file and applies flag overrides on top.
 - `add_dataclass_arguments(parser, Config)` generates one `--flag` per scalar field, with the
   field's help (`field(metadata={"help": ...})`: the one help convention) and its default;
-  `overrides_from_args(args, Config)` collects the flags the user gave.
+  `overrides_from_args(args, Config)` collects the flags the user gave. A field marked
+  `metadata={"names": True}` (transformation names) takes the one names syntax,
+  `--transforms original anonymize`, as does a hand-made flag from `add_names_argument`.
 - `to_dict(config)` is the JSON form that run records and config hashes use.
 """
 
@@ -230,7 +232,9 @@ def add_dataclass_arguments(
 
     Flags default to None, so an unset flag leaves the YAML or dataclass default in place; the
     help shows the dataclass default. Booleans get `--x/--no-x`, tuples and lists take several
-    values. `flags` renames a field's flag (`{"out_dir": "--out"}`).
+    values (space- or comma-separated, the flag repeatable), except fields marked
+    `metadata={"names": True}`, which take `add_names_argument`'s one syntax. `flags` renames a
+    field's flag (`{"out_dir": "--out"}`).
     """
     hints = typing.get_type_hints(cls)
     wanted = set(only) if only is not None else None
@@ -249,7 +253,11 @@ def add_dataclass_arguments(
         default = _default_of(spec)
         shown = " ".join(map(str, default)) if many and default else default
         help_text = f"{field_help(spec)} (default: {shown})".replace("%", "%%")
-        if scalar is bool:
+        if many and scalar is str and spec.metadata.get("names"):
+            add_names_argument(
+                parser, flag, dest=spec.name, help=f"{field_help(spec)} (default: {shown})"
+            )
+        elif scalar is bool:
             parser.add_argument(
                 flag,
                 dest=spec.name,
@@ -277,6 +285,54 @@ def add_dataclass_arguments(
                 metavar=spec.name.upper(),
                 help=help_text,
             )
+
+
+def add_names_argument(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    flag: str,
+    *,
+    dest: str | None = None,
+    help: str = "",
+) -> None:
+    """A flag that takes names in one syntax, separated by spaces (`--transforms original
+    anonymize`); None when not given. Names separated by commas, or the flag given twice, are
+    refused with a UserError that shows the same names written the accepted way."""
+    parser.add_argument(
+        flag,
+        dest=dest or flag.lstrip("-").replace("-", "_"),
+        nargs="+",
+        action=_Names,
+        default=None,
+        metavar="NAME",
+        help=(help + "; names separated by spaces").replace("%", "%%"),
+    )
+
+
+class _Names(argparse.Action):
+    """`add_names_argument`'s flag: the names as a list, other syntaxes refused."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        flag = option_string or self.option_strings[0]
+        given = [str(v) for v in values]
+        if any("," in v for v in given):
+            names = [n.strip() for v in given for n in v.split(",") if n.strip()]
+            raise UserError(
+                f"{flag} takes names separated by spaces, not commas: write "
+                f"{flag} {' '.join(names)}."
+            )
+        earlier = getattr(namespace, self.dest, None)
+        if earlier is not None:
+            raise UserError(
+                f"{flag} is given once with every name after it, not repeated: write "
+                f"{flag} {' '.join([*earlier, *given])}."
+            )
+        setattr(namespace, self.dest, given)
 
 
 class _ExtendFlat(argparse.Action):

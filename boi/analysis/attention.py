@@ -108,7 +108,8 @@ class AttentionConfig:
         default=None, metadata={"help": "only the first N problems (all their variants)"}
     )
     transforms: tuple[str, ...] = field(
-        default=(), metadata={"help": "only these transformations' variants (empty: all)"}
+        default=(),
+        metadata={"help": "only these transformations' variants (empty: all)", "names": True},
     )
     max_new_tokens: int = field(
         default=256, metadata={"help": "completion tokens read per variant (the rest is cut)"}

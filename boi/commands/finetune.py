@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.common.config import (
+    add_dataclass_arguments,
+    add_names_argument,
+    overrides_from_args,
+)
 from benchmarks.loaders import DATASETS
 from boi.compare import MODEL_HELP, compare_models
 from finetune.build import build_data
@@ -32,9 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--flavour", choices=("NA", "A"), default="NA", help="NA: originals; A: + variants"
     )
-    build.add_argument(
-        "--transforms",
-        help="comma-separated catalogue entries for flavour A (default: all but original)",
+    add_names_argument(
+        build, "--transforms", help="catalogue entries for flavour A (default: all but original)"
     )
     build.add_argument(
         "--variants-per-task",
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             build_data(
                 args.sources,
                 flavour=args.flavour,
-                transforms=[t for t in (args.transforms or "").split(",") if t.strip()] or None,
+                transforms=args.transforms,
                 variants_per_task=args.variants_per_task,
                 seed=args.seed,
                 validation_fraction=args.validation_fraction,

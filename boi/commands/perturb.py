@@ -12,7 +12,12 @@ import json
 import statistics
 
 from benchmarks.common.atomic import write_text_atomic
-from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
+from benchmarks.common.config import (
+    add_dataclass_arguments,
+    add_names_argument,
+    from_mapping,
+    overrides_from_args,
+)
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.provenance import run_record
@@ -34,12 +39,7 @@ KEYWORD_FLAGS = {"context_aware": "--context-filter"}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", help=dataset_help())
     parser.add_argument("--data", help="where to read the named dataset from")
-    parser.add_argument(
-        "--transforms",
-        nargs="+",
-        metavar="NAME",
-        help="catalogue entries (default: all); see --list",
-    )
+    add_names_argument(parser, "--transforms", help="catalogue entries (default: all); see --list")
     parser.add_argument("--list", action="store_true", help="list the transformations and exit")
     parser.add_argument("--out", help="perturbed benchmark JSONL")
     parser.add_argument(
