@@ -21,11 +21,11 @@ from benchmarks.common.errors import UserError
 COMMANDS: dict[str, tuple[str, str]] = {
     "blocks": (
         "boi.commands.blocks",
-        "split a benchmark into Blocks of Influence and print coverage",
+        "split a dataset into Blocks of Influence and print coverage",
     ),
     "perturb": (
         "boi.commands.perturb",
-        "apply the transformation catalogue; write the perturbed benchmark",
+        "apply the transformation catalogue; write the perturbed dataset",
     ),
     "keywords": (
         "boi.commands.keywords",

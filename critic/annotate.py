@@ -1,4 +1,4 @@
-"""`boi critic FILE --out FILE`: score a perturbed-benchmark file and judge every variant.
+"""`boi critic FILE --out FILE`: score a perturbed-dataset file and judge every variant.
 
 Each input record (a `Problem` as written by `boi perturb`) is copied to the output unchanged
 plus one `critic` object: the prompt's log-probability (total, per token, per block), and for a

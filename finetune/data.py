@@ -302,7 +302,7 @@ def build_training_examples(
     if overlaps and leakage == "refuse":
         shown = ", ".join(f"{o.example_id} ~ {o.eval_task_id} ({o.kind})" for o in overlaps[:5])
         raise UserError(
-            f"{len(overlaps)} training examples overlap the evaluation benchmark ({shown}); "
+            f"{len(overlaps)} training examples overlap the evaluation dataset ({shown}); "
             "remove them from the input or pass leakage='drop' (--leakage drop)."
         )
     if leakage == "drop":

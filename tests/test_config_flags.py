@@ -112,3 +112,10 @@ def test_a_config_file_lists_transforms_one_by_one():
         "original",
         "anonymize",
     )
+
+
+@pytest.mark.parametrize("flag", ["--eval-dataset", "--eval-benchmark"])
+def test_build_data_names_its_evaluation_dataset_by_either_flag(flag):
+    argv = ["finetune", "build-data", "mbpp", "--out", "x.jsonl"]
+    assert make_parser().parse_args(argv).eval_dataset == "humaneval"
+    assert make_parser().parse_args([*argv, flag, "none"]).eval_dataset == "none"

@@ -133,7 +133,7 @@ def test_leakage_is_refused_dropped_or_recorded():
     train.append(
         Problem("T/9", "toy", "def h(x):\n", "h", canonical_solution=long_solution.upper())
     )
-    with pytest.raises(UserError, match="3 training examples overlap the evaluation benchmark"):
+    with pytest.raises(UserError, match="3 training examples overlap the evaluation dataset"):
         build_training_examples(train, eval_problems=evaluation)
     dropped = build_training_examples(train, eval_problems=evaluation, leakage="drop")
     assert {o.kind for o in dropped.overlaps} == {"prompt", "solution", "task_id"}

@@ -92,8 +92,8 @@ class BackendSpec:
     model: str | None = field(
         default=None,
         metadata={
-            "help": "local backends: HF id, local folder, or None/'embedded' for the embedded "
-            "SmolLM2-135M; servers: the served model name"
+            "help": "the model id the backend loads: HF id, local folder, or None/'embedded' "
+            "for the embedded SmolLM2-135M; servers: the served model name"
         },
     )
     options: Any = field(
@@ -137,7 +137,8 @@ class BackendSpec:
 
     @property
     def label(self) -> str:
-        """A short name for tables and results paths: kind and the model's last path part."""
+        """The model's label, its short name in tables, result rows (`model`) and results paths:
+        kind and the model id's last path part."""
         name = self.model or backend_class(self.kind).default_model
         text = f"{self.kind}-{Path(name).name or name}" if name else self.kind
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)

@@ -40,7 +40,7 @@ def dataset_help(path: str = "a HumanEval-format JSONL path") -> str:
 
 
 def load_benchmark(dataset: str, data: str | os.PathLike[str] | None = None) -> LoadResult:
-    """Load a benchmark by name (`data` overrides where it is read from) or from a JSONL path."""
+    """Load a dataset by name (`data` overrides where it is read from) or from a JSONL path."""
     key = dataset.lower().replace("-", "_")
     if key in DATASETS:
         return DATASETS.load(key)(None if data is None else str(data))

@@ -86,8 +86,8 @@ class AttentionConfig:
     model: str | None = field(
         default=None,
         metadata={
-            "help": "HF id, local folder or 'embedded'; None: the run's hf model (from its "
-            "manifest)"
+            "help": "model id (HF id, local folder or 'embedded'); None: the run's hf model "
+            "(from its manifest)"
         },
     )
     compare: str | None = field(
@@ -100,8 +100,8 @@ class AttentionConfig:
     compare_model: str | None = field(
         default=None,
         metadata={
-            "help": "a second model (HF id, folder, 'embedded') that reads the same variants and "
-            "completions (with --compare: instead of that run's model)"
+            "help": "a second model id (HF id, folder, 'embedded') that reads the same variants "
+            "and completions (with --compare: instead of that run's model)"
         },
     )
     limit: int | None = field(

@@ -101,8 +101,8 @@ class HintsConfig:
     models: tuple[str, ...] = field(
         default=(),
         metadata={
-            "help": "only these models (labels); empty: every model (leave out the reference "
-            "backend: it solves every variant by construction)"
+            "help": "only these model labels (as in results/LABEL/); empty: every model (leave "
+            "out the reference backend: it solves every variant by construction)"
         },
     )
     out: str | None = field(

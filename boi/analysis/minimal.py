@@ -96,7 +96,8 @@ class MinimalConfig:
         metadata={"help": "the run's decoding setting to search under; None: its first"},
     )
     models: tuple[str, ...] = field(
-        default=(), metadata={"help": "only these models (labels); empty: every model of the run"}
+        default=(),
+        metadata={"help": "only these model labels (as in results/LABEL/); empty: every model"},
     )
     seeds: tuple[int, ...] = field(
         default=(),

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--model",
         action="append",
-        help="model to study (HF id or path, or 'embedded'); repeatable; overrides models",
+        help="model id to study (HF id or path, or 'embedded'); repeatable; overrides models",
     )
 
     test = sub.add_parser(
@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     test.add_argument(
         "--model",
         action="append",
-        help="model to test (HF id or path, or 'embedded'); repeatable; overrides models",
+        help="model id to test (HF id or path, or 'embedded'); repeatable; overrides models",
     )
 
     bundled = ", ".join(sorted(p.stem for p in EXPERIMENT_CONFIGS.glob("exp-*.yaml")))

@@ -1,4 +1,4 @@
-"""Split a benchmark into Blocks of Influence, write one JSON object per problem and print a
+"""Split a dataset into Blocks of Influence, write one JSON object per problem and print a
 coverage summary (problems, how many have each block, failures with reasons)."""
 
 from __future__ import annotations

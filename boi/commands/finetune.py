@@ -50,15 +50,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--validation-fraction", type=float, default=0.1, help="share of source tasks in validation"
     )
     build.add_argument(
-        "--eval-benchmark",
+        "--eval-dataset",
+        "--eval-benchmark",  # its old name, still accepted
+        dest="eval_dataset",
         default="humaneval",
-        help="benchmark the model will be evaluated on, for the leakage check ('none' to skip)",
+        help="dataset (NAME or NAME=PATH) the model will be evaluated on, for the leakage check "
+        "('none' to skip)",
     )
     build.add_argument(
         "--leakage",
         choices=("refuse", "drop", "warn"),
         default="refuse",
-        help="what to do with examples overlapping the evaluation benchmark",
+        help="what to do with examples overlapping the evaluation dataset",
     )
     build.add_argument(
         "--limit", type=int, default=0, help="first N problems per source (toy runs)"
@@ -106,9 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 variants_per_task=args.variants_per_task,
                 seed=args.seed,
                 validation_fraction=args.validation_fraction,
-                eval_benchmark=None
-                if args.eval_benchmark.lower() == "none"
-                else args.eval_benchmark,
+                eval_benchmark=None if args.eval_dataset.lower() == "none" else args.eval_dataset,
                 leakage=args.leakage,
                 limit=args.limit,
                 out=args.out,

@@ -1,4 +1,4 @@
-"""Apply the transformation catalogue to a benchmark and write the perturbed benchmark: one
+"""Apply the transformation catalogue to a dataset and write the perturbed dataset: one
 HumanEval-format record per variant (task_id unique per variant, prompt, entry_point, test,
 canonical_solution) plus source_task_id, transform and lineage (what was removed, with the
 keyword decisions). Prints per transformation: variants, problems where it did not apply, and
@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="where to read the named dataset from")
     add_names_argument(parser, "--transforms", help="catalogue entries (default: all); see --list")
     parser.add_argument("--list", action="store_true", help="list the transformations and exit")
-    parser.add_argument("--out", help="perturbed benchmark JSONL")
+    parser.add_argument("--out", help="perturbed dataset JSONL")
     parser.add_argument(
         "--keywords-out", help="also write every keyword decision per problem (JSONL)"
     )
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<20} {description}" + (f" [{params}]" if params else ""))
         return 0
     if not args.out:
-        raise UserError("--out FILE is required (where to write the perturbed benchmark).")
+        raise UserError("--out FILE is required (where to write the perturbed dataset).")
     keyword_config = from_mapping(KeywordConfig, overrides_from_args(args, KeywordConfig), "flags")
     config = from_mapping(
         PerturbConfig,

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         action="append",
-        help="model to evaluate (HF id or path, 'embedded', or 'reference': each variant's own "
+        help="model id to evaluate (HF id or path, 'embedded', or 'reference': each variant's own "
         "solution, the harness check); repeatable; overrides models",
     )
     parser.add_argument(
