@@ -323,7 +323,8 @@ def _perturb(
         loaded = load_benchmark(spec.name, spec.data)
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
-        result = run_catalogue(_select(loaded.problems, spec), perturb_config)
+        selected = _select(loaded.problems, spec)
+        result = run_catalogue(selected, perturb_config)
         for task_id, reason in result.split_failures.items():
             log(f"  {spec.label}: skipped {task_id}: {reason}")
         variants += result.variants
@@ -333,7 +334,7 @@ def _perturb(
             for t, n, r in result.not_applied
         ]
         log(
-            f"  {spec.label}: {len(result.variants)} variants of {len(result.keywords) or len(loaded.problems)} problems; "
+            f"  {spec.label}: {len(result.variants)} variants of {len(selected)} problems; "
             + ", ".join(f"{row['transform']} {row['variants']}" for row in result.summary())
         )
     write_jsonl(

@@ -162,3 +162,5 @@ def test_the_empty_completions_warning_names_only_the_model_that_had_them(tmp_pa
     warnings = [line for line in lines if "empty after post-processing" in line]
     assert len(warnings) == 1 and "from empty_test-empty " in warnings[0]
     assert outcome.generation["empty"] == 1
+    # The perturb line counts the problems the run selected, not the whole dataset.
+    assert any("humaneval: 1 variants of 1 problems" in line for line in lines), lines
