@@ -474,17 +474,24 @@ def _claim(config: FairnessRunConfig, out: Path, tasks: list[FairnessTask], issu
     return run
 
 
+@dataclass
+class _Session:
+    """What the stages of one `boi bias test` run share."""
+
+    config: FairnessRunConfig
+    out: Path
+    tasks: list[FairnessTask]
+    by_id: dict[str, FairnessTask]
+    mitigations: MitigationFile
+    tester: _Tester
+    log: Callable[[str], None]
+    timings: dict[str, float]
+
+
 def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> FairnessOutcome:
     """Run (or resume) the tests; returns where the report is and its main table."""
     out = Path(config.out_dir)
-    loaded, issues = load_fairness_tasks(config.suite, config.data, config.attributes_file)
-    tasks = _select(loaded, config)
-    if not tasks:
-        raise UserError(
-            f"no task to test: {config.data or config.suite} holds no tasks."
-            if not issues
-            else "no task to test: every task of the suite had a problem (see the log)."
-        )
+    tasks, issues = _load_tasks(config)
     mitigations = load_mitigations(config.mitigation_file)
     strategies = [mitigations.strategy(name) for name in config.mitigations]
     from_file = _file_entries(config, tasks) if config.completions else None
@@ -499,43 +506,103 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
     )
 
     by_id = {t.task_id: t for t in tasks}
-    tester = _Tester(config, by_id, out)
-    timings = run.timings
+    session = _Session(
+        config, out, tasks, by_id, mitigations, _Tester(config, by_id, out), log, run.timings
+    )
     rows: list[dict[str, Any]] = []
     if from_file is not None:
-        for label, entries in from_file.items():
-            with stage(f"test {label} round 0", log, timings, "boi bias test"):
-                current = tester.test(_Round(label, "none", 0, entries))
-            _write_round(out, current)
-            rows += current
+        rows += _test_completions_file(session, from_file)
     for spec in config.models if from_file is None else ():
-        label = spec.label
-        with stage(f"load {label}", log, timings, "boi bias test"):
-            backend = load_backend(spec)
-        round_zero: dict[str, list[dict[str, Any]]] = {}
-        for strategy in strategies:
-            entries = _model_entries(config, backend, label, strategy, mitigations, tasks, out, log, timings)  # fmt: skip
-            with stage(f"test {label} {strategy.name} round 0", log, timings, "boi bias test"):
-                current = tester.test(_Round(label, strategy.name, 0, entries))
-            _write_round(out, current)
-            rows += current
-            round_zero[strategy.name] = current
-        for strategy in strategies:
-            # Solar iterates on each strategy's own code; Huang's scenario 2 asks every
-            # strategy to correct the plain prompt's original code (H:196-208).
-            current = round_zero["none" if config.feedback_from == "plain" else strategy.name]
-            for round_number in range(1, config.feedback_rounds + 1):
-                current = _feedback_round(
-                    config, backend, tester, by_id, strategy, mitigations, current,
-                    round_number, out, log, timings,
-                )  # fmt: skip
-                _write_round(out, current)
-                rows += current
+        rows += _test_model(session, spec, strategies)
+    paths = _report(session, run, rows, issues)
+    summary = _summary_line(rows, paths)
+    return FairnessOutcome(out, paths, paths.tables_md.read_text(encoding="utf-8"), summary)
 
-    with stage("report", log, timings, "boi bias test"):
+
+def _load_tasks(config: FairnessRunConfig) -> tuple[list[FairnessTask], list[Any]]:
+    """The suite's tasks the config selects, and the load issues; refuses an empty selection."""
+    loaded, issues = load_fairness_tasks(config.suite, config.data, config.attributes_file)
+    tasks = _select(loaded, config)
+    if not tasks:
+        raise UserError(
+            f"no task to test: {config.data or config.suite} holds no tasks."
+            if not issues
+            else "no task to test: every task of the suite had a problem (see the log)."
+        )
+    return tasks, issues
+
+
+def _test_round_zero(session: _Session, batch: _Round, what: str) -> list[dict[str, Any]]:
+    """Test one round-0 batch of completions (the stage `what`) and write its verdicts."""
+    with stage(what, session.log, session.timings, "boi bias test"):
+        rows = session.tester.test(batch)
+    _write_round(session.out, rows)
+    return rows
+
+
+def _test_completions_file(
+    session: _Session, from_file: Mapping[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Round 0 of every model in a completions file, under the strategy none."""
+    rows: list[dict[str, Any]] = []
+    for label, entries in from_file.items():
+        rows += _test_round_zero(
+            session, _Round(label, "none", 0, entries), f"test {label} round 0"
+        )
+    return rows
+
+
+def _test_model(
+    session: _Session, spec: BackendSpec, strategies: Sequence[Strategy]
+) -> list[dict[str, Any]]:
+    """One model: round 0 of every strategy, then each strategy's feedback rounds."""
+    config, label = session.config, spec.label
+    with stage(f"load {label}", session.log, session.timings, "boi bias test"):
+        backend = load_backend(spec)
+    rows: list[dict[str, Any]] = []
+    round_zero: dict[str, list[dict[str, Any]]] = {}
+    for strategy in strategies:
+        entries = _model_entries(
+            config, backend, label, strategy, session.mitigations, session.tasks, session.out,
+            session.log, session.timings,
+        )  # fmt: skip
+        batch = _Round(label, strategy.name, 0, entries)
+        current = _test_round_zero(session, batch, f"test {label} {strategy.name} round 0")
+        rows += current
+        round_zero[strategy.name] = current
+    for strategy in strategies:
+        # Solar iterates on each strategy's own code; Huang's scenario 2 asks every
+        # strategy to correct the plain prompt's original code (H:196-208).
+        start = round_zero["none" if config.feedback_from == "plain" else strategy.name]
+        rows += _feedback_rounds(session, backend, strategy, start)
+    return rows
+
+
+def _feedback_rounds(
+    session: _Session, backend: Backend, strategy: Strategy, current: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A strategy's feedback rounds, each correcting the previous round's biased code."""
+    rows: list[dict[str, Any]] = []
+    for round_number in range(1, session.config.feedback_rounds + 1):
+        current = _feedback_round(
+            session.config, backend, session.tester, session.by_id, strategy,
+            session.mitigations, current, round_number, session.out, session.log,
+            session.timings,
+        )  # fmt: skip
+        _write_round(session.out, current)
+        rows += current
+    return rows
+
+
+def _report(
+    session: _Session, run: RunDir, rows: list[dict[str, Any]], issues: list[Any]
+) -> FairnessReportPaths:
+    """Build the report from every verdict and mark the run complete."""
+    config, out = session.config, session.out
+    with stage("report", session.log, session.timings, "boi bias test"):
         paths = build_fairness_report(
             rows,
-            tasks,
+            session.tasks,
             out / "report",
             issues=[{"task_id": i.task_id, "reason": i.reason} for i in issues],
             bootstrap=config.bootstrap,
@@ -543,17 +610,21 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
             title=f"boi bias test {out.name}",
         )
     run.complete(report={k: str(v) for k, v in dataclasses.asdict(paths).items()})
+    return paths
+
+
+def _summary_line(rows: list[dict[str, Any]], paths: FairnessReportPaths) -> str:
+    """One line on round 0: replies, unreadable ones, executable ones and how many are biased."""
     first = [r for r in rows if r["round"] == 0]
     executable = [r for r in first if r["status"] in EXECUTABLE]
     biased = sum(1 for r in executable if r["status"] == "biased")
     unread = sum(1 for r in first if r["status"] in (NO_METHOD, TRUNCATED))
-    summary = (
+    return (
         f"boi bias test: {len(rows)} verdicts; round 0: {len(first)} replies, {unread} without "
         f"the asked-for code, {len(executable)} executable, {biased} biased "
         f"({100 * biased / len(executable) if executable else 0:.1f}% of executable); "
         f"report: {paths.html}"
     )
-    return FairnessOutcome(out, paths, paths.tables_md.read_text(encoding="utf-8"), summary)
 
 
 def _feedback_round(

@@ -61,6 +61,7 @@ from finetune.data import (
 CHECKPOINTS = "checkpoints"
 MODEL = "model"
 RUN_CONFIG = "run_config.json"
+RESULTS = "all_results.json"
 
 
 @dataclass
@@ -399,11 +400,81 @@ def _refuse_stale_cpu_op_lock() -> None:
         )
 
 
+@dataclass
+class _Claim:
+    """The output directory as this process claimed it, before any process writes there."""
+
+    output_dir: Path
+    data_sha256: str
+    identity: str
+    # The run_config.json record of the run this one resumes; None for a new run.
+    previous: dict[str, Any] | None
+
+    @property
+    def resuming(self) -> bool:
+        """Whether output_dir already holds this run."""
+        return self.previous is not None
+
+
+@dataclass
+class _Session:
+    """What the steps of one training session share (`state` is what a checkpoint keeps)."""
+
+    config: TrainConfig
+    accelerator: Any
+    accumulation: int
+    claim: _Claim
+    tokenizer: Any
+    model: Any
+    optimizer: Any
+    train_dl: Any
+    val_items: list[TokenizedExample]
+    data_info: dict[str, Any]
+    sharding: dict[str, Any]
+    train_ids: list[str]
+    total_steps: int
+    # The checkpoint this session resumed from; None when it started the run.
+    checkpoint: Path | None
+    state: TrainerState
+    # Written by the main process only.
+    metrics: JsonlAppender | None
+    order_log: JsonlAppender
+    # Summed solution loss and token count of the optimizer step being accumulated.
+    step_loss: Any
+    steps_this_session: int = 0
+
+
 def training_function(config: TrainConfig) -> dict[str, Any]:
     """Train, evaluate, checkpoint and export; returns what all_results.json holds."""
-    import torch  # lazy: heavy
-    from accelerate.utils import set_seed
+    # Every process claims (and so knows whether it resumes) before any writes: the main process
+    # writes only after _start_output_dir's first wait_for_everyone.
+    claim = _claim_output_dir(config)
+    accelerator, accumulation = _make_accelerator(config)
+    results_path = claim.output_dir / RESULTS
+    run, finished = _start_output_dir(accelerator, config, claim)
+    checkpoint = latest_checkpoint(claim.output_dir) if claim.resuming else None
+    if finished:
+        accelerator.print(f"{claim.output_dir} already holds the finished run; see {results_path}.")
+        return json.loads(results_path.read_text(encoding="utf-8"))
 
+    session = _build_session(config, accelerator, accumulation, claim, checkpoint)
+    started = time.monotonic()
+    _train(session)
+    seconds = time.monotonic() - started
+    session.order_log.close()
+    if session.metrics:
+        session.metrics.close()
+    results = _results(session, seconds)
+    _write_results(session, results, run)
+    accelerator.end_training()
+    return results
+
+
+# --- the output directory ---------------------------------------------------------------------
+
+
+def _claim_output_dir(config: TrainConfig) -> _Claim:
+    """Check the inputs and claim output_dir on this process (a new one is created, empty)."""
     config.require_paths()
     if not Path(config.data).is_file():
         raise UserError(
@@ -424,33 +495,49 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         option="output_dir",
         unchanged=" (the data file changed)",
     )
-    resuming = previous is not None
+    return _Claim(output_dir, data_sha256, identity, previous)
 
-    accelerator, accumulation = _make_accelerator(config)
-    results_path = output_dir / "all_results.json"
-    finished = resuming and results_path.exists()
+
+def _start_output_dir(
+    accelerator: Any, config: TrainConfig, claim: _Claim
+) -> tuple[RunDir | None, bool]:
+    """Once every process has claimed: the main process tidies a resumed folder and writes
+    run_config.json; returns that run (main process, unfinished run) and whether it finished."""
+    finished = claim.resuming and (claim.output_dir / RESULTS).exists()
     run: RunDir | None = None
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        if resuming:
-            _recover_output_dir(output_dir)
+        if claim.resuming:
+            _recover_output_dir(claim.output_dir)
         if not finished:
             # Every process claimed above (each knows whether it resumes); one writes.
             run = RunDir.start(
-                output_dir,
+                claim.output_dir,
                 config.to_json(),
-                identity,
-                previous,
+                claim.identity,
+                claim.previous,
                 inputs={"data": config.data},
                 record={"seed": config.seed},
                 marker=RUN_CONFIG,
                 hash_key="identity",
             )
     accelerator.wait_for_everyone()
-    checkpoint = latest_checkpoint(output_dir) if resuming else None
-    if finished:
-        accelerator.print(f"{output_dir} already holds the finished run; see {results_path}.")
-        return json.loads(results_path.read_text(encoding="utf-8"))
+    return run, finished
+
+
+# --- model, data, optimizer, logs -------------------------------------------------------------
+
+
+def _build_session(
+    config: TrainConfig,
+    accelerator: Any,
+    accumulation: int,
+    claim: _Claim,
+    checkpoint: Path | None,
+) -> _Session:
+    """Load tokenizer, data and model, prepare them for the processes, restore the checkpoint."""
+    import torch  # lazy: heavy
+    from accelerate.utils import set_seed
 
     with accelerator.main_process_first():
         # The embedded model is converted on first use; one process does it, the others reuse it.
@@ -463,17 +550,7 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
     # where ZeRO-3 already put its partitions, so the move is a no-op for them.
     set_seed(config.seed)
     model = load_model(model_path, dtype="fp32", device=str(accelerator.device), shown=config.model)
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "norm" not in n.lower()]
-    no_decay = [
-        p for n, p in model.named_parameters() if not (p.ndim >= 2 and "norm" not in n.lower())
-    ]
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": config.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=config.learning_rate,
-    )
+    optimizer = _make_optimizer(config, model)
     # One prepare call: DeepSpeed takes its micro-batch size from the dataloader.
     model, optimizer, train_dl = accelerator.prepare(model, optimizer, train_dl)
     sharding = _sharding_info(accelerator, model)
@@ -481,13 +558,63 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
 
     steps_per_epoch = math.ceil(len(train_dl) / accumulation)
     total_steps = config.max_steps or steps_per_epoch * config.max_epochs
-    state = TrainerState()
-    if checkpoint is not None:
-        accelerator.load_state(str(checkpoint))
-        state = TrainerState(
-            **json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
-        )
-        accelerator.print(f"resuming from {checkpoint} (step {state.step}, epoch {state.epoch})")
+    state = _restore_state(accelerator, checkpoint)
+    metrics, order_log = _open_logs(accelerator, claim.output_dir, state, checkpoint)
+    return _Session(
+        config=config,
+        accelerator=accelerator,
+        accumulation=accumulation,
+        claim=claim,
+        tokenizer=tokenizer,
+        model=model,
+        optimizer=optimizer,
+        train_dl=train_dl,
+        val_items=val_items,
+        data_info=data_info,
+        sharding=sharding,
+        train_ids=train_ids,
+        total_steps=total_steps,
+        checkpoint=checkpoint,
+        state=state,
+        metrics=metrics,
+        order_log=order_log,
+        step_loss=torch.zeros(2, dtype=torch.float64, device=accelerator.device),
+    )
+
+
+def _make_optimizer(config: TrainConfig, model: Any) -> Any:
+    """AdamW with weight decay on the weight matrices, none on biases and norms."""
+    import torch  # lazy: heavy
+
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "norm" not in n.lower()]
+    no_decay = [
+        p for n, p in model.named_parameters() if not (p.ndim >= 2 and "norm" not in n.lower())
+    ]
+    return torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+
+
+def _restore_state(accelerator: Any, checkpoint: Path | None) -> TrainerState:
+    """Load the checkpoint into the prepared objects and return its trainer state (or a new one)."""
+    if checkpoint is None:
+        return TrainerState()
+    accelerator.load_state(str(checkpoint))
+    state = TrainerState(
+        **json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+    )
+    accelerator.print(f"resuming from {checkpoint} (step {state.step}, epoch {state.epoch})")
+    return state
+
+
+def _open_logs(
+    accelerator: Any, output_dir: Path, state: TrainerState, checkpoint: Path | None
+) -> tuple[JsonlAppender | None, JsonlAppender]:
+    """Open metrics.jsonl (main process) and this process's data-order log for appending."""
     keep_to = state.micro_batches if checkpoint is not None else None
     # A resumed run first forgets what the logs hold from after its checkpoint; a new one
     # (or one killed before its first checkpoint) starts them empty.
@@ -505,138 +632,203 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
         keep=lambda r: r["micro_batch"] < keep_to,
         fresh=keep_to is None,
     )
+    return metrics, order_log
 
-    def summary() -> dict[str, Any]:
-        return {
-            "config": config.to_json(),
-            "identity": identity,
-            "best_step": state.best_step,
-            "best_val_loss": state.best_val_loss,
-            "step": state.step,
-        }
 
-    def evaluate() -> bool:
-        """Validation loss; export the model when it is the best so far. True: stop early."""
-        loss = _validation_loss(
-            accelerator, model, val_items, config.per_device_batch_size, data_info["pad_token_id"]
-        )
-        state.val_losses.append([state.step, loss])
-        improved = state.best_val_loss is None or loss < state.best_val_loss - config.min_delta
-        if improved:
-            state.best_val_loss, state.best_step, state.evals_without_improvement = (
-                loss,
-                state.step,
-                0,
-            )
-            _export_model(accelerator, model, tokenizer, output_dir, summary())
-        else:
-            state.evals_without_improvement += 1
-        if metrics:
-            metrics.append(
-                {"step": state.step, "epoch": state.epoch, "val_loss": loss, "best": improved}
-            )
-        accelerator.print(
-            f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''}"
-        )
-        if state.evals_without_improvement >= config.patience:
-            state.stop_reason = f"early stopping: {config.patience} evaluations without improvement"
-            return True
-        return False
+# --- the training loop ------------------------------------------------------------------------
 
-    started = time.monotonic()
-    steps_this_session = 0
-    step_loss = torch.zeros(2, dtype=torch.float64, device=accelerator.device)
-    model.train()
-    if checkpoint is None:
+
+def _train(session: _Session) -> None:
+    """Train until a stop reason: a baseline evaluation on a new run, then epoch after epoch."""
+    state = session.state
+    session.model.train()
+    if session.checkpoint is None:
         # A baseline before any update, so early stopping can tell fine-tuning made things worse.
-        evaluate()
-    while state.stop_reason is None and state.epoch < config.max_epochs:
-        # The prepared loader re-seeds its sampler from its own epoch counter on every pass,
-        # so that counter is set, not just the sampler's.
-        train_dl.set_epoch(state.epoch)
-        loader = (
-            accelerator.skip_first_batches(train_dl, state.batches_in_epoch)
-            if state.batches_in_epoch
-            else train_dl
-        )
-        for batch in loader:
-            with accelerator.accumulate(model):
-                lr = _learning_rate(config, state.step, total_steps)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr
-                logits = model(
-                    input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-                ).logits
-                loss_sum, count = solution_loss(logits, batch["labels"])
-                accelerator.backward(loss_sum / count.clamp(min=1))
-                if accelerator.sync_gradients and config.max_grad_norm:
-                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            step_loss += torch.stack([loss_sum.detach().double(), count.double()])
-            order_log.append(
-                {
-                    "micro_batch": state.micro_batches,
-                    "epoch": state.epoch,
-                    "batch": state.batches_in_epoch,
-                    "example_ids": [train_ids[i] for i in batch["index"].tolist()],
-                }
-            )
-            state.micro_batches += 1
-            state.batches_in_epoch += 1
-            if not accelerator.sync_gradients:
-                continue
-            state.step += 1
-            steps_this_session += 1
-            reduced = accelerator.reduce(step_loss, reduction="sum")
-            train_loss = float(reduced[0] / reduced[1].clamp(min=1))
-            step_loss.zero_()
-            state.train_losses.append([state.step, train_loss])
-            if metrics:
-                metrics.append(
-                    {"step": state.step, "epoch": state.epoch, "train_loss": train_loss, "lr": lr}
-                )
-            if state.step % config.log_every == 0:
-                accelerator.print(f"step {state.step}/{total_steps}: train loss {train_loss:.4f}")
-            stop = False
-            if config.eval_every and state.step % config.eval_every == 0:
-                stop = evaluate()
-            if config.max_steps and state.step >= config.max_steps:
-                state.stop_reason = state.stop_reason or f"max_steps {config.max_steps} reached"
-                stop = True
-            checkpoint_due = (
-                state.step % config.checkpoint_every == 0
-                if config.checkpoint_every
-                else bool(config.eval_every) and state.step % config.eval_every == 0
-            )
-            if checkpoint_due and not stop:
-                _save_checkpoint(accelerator, output_dir, state, config.keep_checkpoints)
-            if stop:
-                break
-        else:
-            state.epoch += 1
-            state.batches_in_epoch = 0
-            stop = evaluate() if not config.eval_every else False
-            if state.epoch >= config.max_epochs and state.stop_reason is None:
-                state.stop_reason = f"max_epochs {config.max_epochs} reached"
-            if not stop and state.stop_reason is None:
-                _save_checkpoint(accelerator, output_dir, state, config.keep_checkpoints)
-    seconds = time.monotonic() - started
-    order_log.close()
-    if metrics:
-        metrics.close()
+        _evaluate(session)
+    while state.stop_reason is None and state.epoch < session.config.max_epochs:
+        if not _train_epoch(session):
+            _end_epoch(session)
 
-    results = {
-        **summary(),
+
+def _train_epoch(session: _Session) -> bool:
+    """Train on the rest of the current epoch's batches; True when a stop reason cut it short."""
+    accelerator, state, train_dl = session.accelerator, session.state, session.train_dl
+    # The prepared loader re-seeds its sampler from its own epoch counter on every pass,
+    # so that counter is set, not just the sampler's.
+    train_dl.set_epoch(state.epoch)
+    loader = (
+        accelerator.skip_first_batches(train_dl, state.batches_in_epoch)
+        if state.batches_in_epoch
+        else train_dl
+    )
+    for batch in loader:
+        lr = _micro_batch(session, batch)
+        if not accelerator.sync_gradients:
+            continue
+        if _finish_step(session, lr):
+            return True
+    return False
+
+
+def _micro_batch(session: _Session, batch: dict[str, Any]) -> float:
+    """Forward and backward one micro-batch (the optimizer steps when gradients sync) and log
+    its examples; returns the learning rate it used."""
+    import torch  # lazy: heavy
+
+    config, accelerator, state = session.config, session.accelerator, session.state
+    model, optimizer = session.model, session.optimizer
+    with accelerator.accumulate(model):
+        lr = _learning_rate(config, state.step, session.total_steps)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        loss_sum, count = solution_loss(logits, batch["labels"])
+        accelerator.backward(loss_sum / count.clamp(min=1))
+        if accelerator.sync_gradients and config.max_grad_norm:
+            accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad()
+    session.step_loss += torch.stack([loss_sum.detach().double(), count.double()])
+    session.order_log.append(
+        {
+            "micro_batch": state.micro_batches,
+            "epoch": state.epoch,
+            "batch": state.batches_in_epoch,
+            "example_ids": [session.train_ids[i] for i in batch["index"].tolist()],
+        }
+    )
+    state.micro_batches += 1
+    state.batches_in_epoch += 1
+    return lr
+
+
+def _finish_step(session: _Session, lr: float) -> bool:
+    """After an optimizer step: log its loss, evaluate and checkpoint when due; True: stop."""
+    config, state = session.config, session.state
+    state.step += 1
+    session.steps_this_session += 1
+    _log_step_loss(session, lr)
+    stop = False
+    if config.eval_every and state.step % config.eval_every == 0:
+        stop = _evaluate(session)
+    if config.max_steps and state.step >= config.max_steps:
+        state.stop_reason = state.stop_reason or f"max_steps {config.max_steps} reached"
+        stop = True
+    checkpoint_due = (
+        state.step % config.checkpoint_every == 0
+        if config.checkpoint_every
+        else bool(config.eval_every) and state.step % config.eval_every == 0
+    )
+    if checkpoint_due and not stop:
+        _save_checkpoint(
+            session.accelerator, session.claim.output_dir, state, config.keep_checkpoints
+        )
+    return stop
+
+
+def _log_step_loss(session: _Session, lr: float) -> None:
+    """Sum the step's loss over all processes, record it and start the next step's sum."""
+    accelerator, state = session.accelerator, session.state
+    reduced = accelerator.reduce(session.step_loss, reduction="sum")
+    train_loss = float(reduced[0] / reduced[1].clamp(min=1))
+    session.step_loss.zero_()
+    state.train_losses.append([state.step, train_loss])
+    if session.metrics:
+        session.metrics.append(
+            {"step": state.step, "epoch": state.epoch, "train_loss": train_loss, "lr": lr}
+        )
+    if state.step % session.config.log_every == 0:
+        accelerator.print(f"step {state.step}/{session.total_steps}: train loss {train_loss:.4f}")
+
+
+def _end_epoch(session: _Session) -> None:
+    """After a whole epoch: evaluate (when not evaluating every N steps) and checkpoint."""
+    config, state = session.config, session.state
+    state.epoch += 1
+    state.batches_in_epoch = 0
+    stop = _evaluate(session) if not config.eval_every else False
+    if state.epoch >= config.max_epochs and state.stop_reason is None:
+        state.stop_reason = f"max_epochs {config.max_epochs} reached"
+    if not stop and state.stop_reason is None:
+        _save_checkpoint(
+            session.accelerator, session.claim.output_dir, state, config.keep_checkpoints
+        )
+
+
+def _evaluate(session: _Session) -> bool:
+    """Validation loss; export the model when it is the best so far. True: stop early."""
+    config, accelerator, state = session.config, session.accelerator, session.state
+    loss = _validation_loss(
+        accelerator,
+        session.model,
+        session.val_items,
+        config.per_device_batch_size,
+        session.data_info["pad_token_id"],
+    )
+    state.val_losses.append([state.step, loss])
+    improved = state.best_val_loss is None or loss < state.best_val_loss - config.min_delta
+    if improved:
+        state.best_val_loss, state.best_step, state.evals_without_improvement = (
+            loss,
+            state.step,
+            0,
+        )
+        _export_model(
+            accelerator,
+            session.model,
+            session.tokenizer,
+            session.claim.output_dir,
+            _summary(session),
+        )
+    else:
+        state.evals_without_improvement += 1
+    if session.metrics:
+        session.metrics.append(
+            {"step": state.step, "epoch": state.epoch, "val_loss": loss, "best": improved}
+        )
+    accelerator.print(
+        f"step {state.step}: validation loss {loss:.4f}{' (best)' if improved else ''}"
+    )
+    if state.evals_without_improvement >= config.patience:
+        state.stop_reason = f"early stopping: {config.patience} evaluations without improvement"
+        return True
+    return False
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+def _summary(session: _Session) -> dict[str, Any]:
+    """The run and its best model so far (boi_training.json, the head of all_results.json)."""
+    state = session.state
+    return {
+        "config": session.config.to_json(),
+        "identity": session.claim.identity,
+        "best_step": state.best_step,
+        "best_val_loss": state.best_val_loss,
+        "step": state.step,
+    }
+
+
+def _results(session: _Session, seconds: float) -> dict[str, Any]:
+    """What all_results.json holds: the summary, losses, data counts, distribution, versions."""
+    config, accelerator, state = session.config, session.accelerator, session.state
+    steps, accumulation = session.steps_this_session, session.accumulation
+    return {
+        **_summary(session),
         "completed": True,
         "stop_reason": state.stop_reason,
         "epochs_completed": state.epoch,
         "train_losses": state.train_losses,
         "val_losses": state.val_losses,
-        "resumed_from": str(checkpoint) if checkpoint else None,
+        "resumed_from": str(session.checkpoint) if session.checkpoint else None,
         "seconds_this_session": round(seconds, 2),
-        "seconds_per_step": round(seconds / steps_this_session, 4) if steps_this_session else None,
-        "data": {**data_info, "path": str(config.data), "sha256": data_sha256},
+        "seconds_per_step": round(seconds / steps, 4) if steps else None,
+        "data": {
+            **session.data_info,
+            "path": str(config.data),
+            "sha256": session.claim.data_sha256,
+        },
         "distributed": {
             "num_processes": accelerator.num_processes,
             "distributed_type": str(accelerator.distributed_type).split(".")[-1],
@@ -645,15 +837,21 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             "effective_batch_size": config.per_device_batch_size
             * accumulation
             * accelerator.num_processes,
-            **sharding,
+            **session.sharding,
         },
         "versions": package_versions(),
         "git_commit": git_revision()["commit"],
     }
+
+
+def _write_results(session: _Session, results: dict[str, Any], run: RunDir | None) -> None:
+    """Write all_results.json (beside the model too) and complete the manifest (main process)."""
+    accelerator, state, output_dir = session.accelerator, session.state, session.claim.output_dir
     if accelerator.is_main_process:
         text = json.dumps(results, indent=1)
         if (output_dir / MODEL).exists():
-            write_text_atomic(output_dir / MODEL / "all_results.json", text)
+            write_text_atomic(output_dir / MODEL / RESULTS, text)
+        results_path = output_dir / RESULTS
         write_text_atomic(results_path, text)
         if run is not None:
             run.complete(stop_reason=state.stop_reason, results=str(results_path))
@@ -662,8 +860,6 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
             f"{state.best_step}; model in {output_dir / MODEL}"
         )
     accelerator.wait_for_everyone()
-    accelerator.end_training()
-    return results
 
 
 def _zero_stage(accelerator: Any) -> int | None:
