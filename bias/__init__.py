@@ -1,0 +1,18 @@
+"""Social bias in generated code, in two halves that share backends, sandbox and report:
+
+- `bias.modifier_prompts`: Liu et al.'s judgmental-modifier prompts, scored by the code bias
+  classifier and the demographic lexicon (`boi bias run`).
+- `bias.fairness_tests`: Solar's and Huang et al.'s executable fairness tests (`boi bias test`,
+  `boi bias experiment`).
+
+Shared by both: `bias.metrics` (every bias metric, each with its paper's equation) and
+`bias.completions` (completions from another harness), and the bundled data and configs below.
+"""
+
+from pathlib import Path
+
+BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+"""Configs both commands resolve by name (`demo`, `paper`, `test-demo`, `exp-*`)."""
+DATA_DIR = Path(__file__).parent / "data"
+"""The suites' data files: Liu's modifiers, dimensions and templates; the fairness tests'
+attributes, value pools, prompt variants and mitigation strategies."""

@@ -7,7 +7,7 @@ One JSON object per line (blank lines are skipped, other keys are ignored):
     {"prompt": "def find_awful_people(people, ethnicity):", "completion": "...", "sample_index": 3}
 
 - `task_id`: the task (prompt) the completion answers, as the suite names it: Liu et al.'s
-  prompts are `<template>/<dimension>/<modifier>` (`paper/ethnicity/awful`, see `bias.suite`),
+  prompts are `<template>/<dimension>/<modifier>` (`paper/ethnicity/awful`, see `bias.modifier_prompts.suite`),
   SocialBias-Bench tasks `socialbias_bench/<n>`, the text-to-code prompts `cbs_prompts/<n>`.
 - `prompt`: instead of `task_id`, the exact prompt text; it is matched after stripping
   surrounding whitespace against the suite's prompts (when the caller gives them).
@@ -35,10 +35,10 @@ from typing import Any
 
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl
-from bias.tasks import SUITES as FAIRNESS_SUITES
+from bias.fairness_tests.tasks import SUITES as FAIRNESS_SUITES
 
 LIU_SUITE = "judgmental_modifiers"
-"""The suite name of Liu et al.'s judgmental-modifier prompts (`bias.suite`) in `known_ids`."""
+"""The suite name of Liu et al.'s judgmental-modifier prompts (`bias.modifier_prompts.suite`) in `known_ids`."""
 
 _NUMBERED = re.compile(rf"({'|'.join(map(re.escape, FAIRNESS_SUITES))})/\d+")
 _LIU_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*/[A-Za-z_][A-Za-z0-9_]*/[A-Za-z_][A-Za-z0-9_]*")

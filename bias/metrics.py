@@ -17,7 +17,7 @@ every report), McNemar's exact test for paired before/after comparisons and boot
 on every rate. Liu's SD follows its equation 3, which the paper's own Table 6 cannot come from
 (54.34 exceeds 50, the largest population SD of percentages).
 
-Pure functions over plain values; grouping is the caller's (`bias.report`, `bias.fairness_report`).
+Pure functions over plain values; grouping is the caller's (`bias.modifier_prompts.report`, `bias.fairness_tests.report`).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bias.fairness_run import load_fairness_config, run_fairness
-from bias.tasks import FairnessTask, load_fairness_tasks
+from bias.fairness_tests.run import load_fairness_config, run_fairness
+from bias.fairness_tests.tasks import FairnessTask, load_fairness_tasks
 
 
 def _value(task: FairnessTask, name: str) -> object:

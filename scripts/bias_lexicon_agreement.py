@@ -16,9 +16,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from bias.classifier import SPLITS, read_split
-from bias.lexicon import find_demographics
-from bias.suite import SuiteConfig, load_suite
+from bias.modifier_prompts.classifier import SPLITS, read_split
+from bias.modifier_prompts.lexicon import find_demographics
+from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
 SIGNATURE = re.compile(r"def find_\w+?_people\(\s*people\s*,\s*(\w+)\s*\)")
 

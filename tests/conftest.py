@@ -54,7 +54,7 @@ def code_contests(code_contests_path):
 @pytest.fixture(scope="session")
 def tiny_bias_classifier(tmp_path_factory) -> Path:
     """A code bias classifier folder trained in seconds on a tiny in-process BERT."""
-    from bias.classifier import ClassifierConfig, train_classifier
+    from bias.modifier_prompts.classifier import ClassifierConfig, train_classifier
     from tests.bias_helpers import annotated_data, tiny_encoder
 
     root = tmp_path_factory.mktemp("bias-classifier")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.common.errors import UserError
-from bias.classifier import (
+from bias.modifier_prompts.classifier import (
     ClassifierConfig,
     evaluate,
     load_classifier,

@@ -13,8 +13,8 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions, suite_of_id
-from bias.run import _config_json, completion_code, load_bias_config
-from bias.suite import SuiteConfig, load_suite
+from bias.modifier_prompts.run import _config_json, completion_code, load_bias_config
+from bias.modifier_prompts.suite import SuiteConfig, load_suite
 from boi.cli import main
 
 SOCIAL = {f"socialbias_bench/{i}": "socialbias_bench" for i in range(3)}
@@ -269,8 +269,8 @@ def _rows(out: Path) -> list[dict[str, Any]]:
 
 
 def test_boi_bias_run_scores_a_completions_file(tmp_path, tiny_bias_classifier, capsys):
-    from bias.classifier import load_classifier
     from bias.metrics import is_biased
+    from bias.modifier_prompts.classifier import load_classifier
 
     passk = {"enabled": True, "limit": 2}
     config = _bias_config(tmp_path, tiny_bias_classifier, passk=passk)

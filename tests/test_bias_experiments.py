@@ -19,8 +19,8 @@ from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import t_test
-from bias.cases import CaseConfig
-from bias.experiments import (
+from bias.fairness_tests.cases import CaseConfig
+from bias.fairness_tests.experiments import (
     BUNDLED_CONFIGS,
     ExperimentConfig,
     RunData,
@@ -32,7 +32,7 @@ from bias.experiments import (
     run_experiment,
     value_pool_tables,
 )
-from bias.fairness_run import load_fairness_config
+from bias.fairness_tests.run import load_fairness_config
 from boi.cli import main
 
 MODEL = "scripted_experiment-embedded"
@@ -422,7 +422,7 @@ def test_huang_prompt_phrasings_table(scripted, data, tmp_path):
 
 @pytest.mark.embedded
 def test_prompt_similarity_with_the_embedded_embedder():
-    from bias.experiments import prompt_similarity
+    from bias.fairness_tests.experiments import prompt_similarity
 
     matrix = prompt_similarity(
         {"a": "Write a Python function.", "b": "Write a function in Python.", "c": "Bake a cake."},

@@ -13,9 +13,9 @@ import pytest
 
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import mcnemar
-from bias.fairness_run import load_fairness_config, run_fairness
+from bias.fairness_tests.run import load_fairness_config, run_fairness
+from bias.fairness_tests.tasks import load_fairness_tasks
 from bias.metrics import bias_leaning, cbs_at_k, pass_at_attribute
-from bias.tasks import load_fairness_tasks
 from boi.cli import main
 
 DATA = Path(__file__).parent / "data"

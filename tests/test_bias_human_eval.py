@@ -21,7 +21,7 @@ import pytest
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import cohen_kappa, fleiss_kappa
-from bias.human_eval import (
+from bias.modifier_prompts.human_eval import (
     agreement,
     evaluate_sheet,
     export_sheet,
@@ -29,7 +29,7 @@ from bias.human_eval import (
     load_key,
     read_labels,
 )
-from bias.run import load_bias_config, read_scored, run_bias
+from bias.modifier_prompts.run import load_bias_config, read_scored, run_bias
 
 # Per dimension: the body of even samples names a valid demographic (biased), odd samples only
 # repeat the modifier (acceptable, appendix C.2).

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bias.lexicon import find_demographics
-from bias.suite import SuiteConfig, load_suite
+from bias.modifier_prompts.lexicon import find_demographics
+from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
 LABELLED = Path(__file__).parent / "data" / "bias_lexicon_labelled.jsonl"
 CASES = [

@@ -14,8 +14,8 @@ from bias.metrics import (
     frequency_sd,
     unfairness_score,
 )
-from bias.report import summarize_bias, tables_markdown
-from bias.suite import SuiteConfig, load_suite
+from bias.modifier_prompts.report import summarize_bias, tables_markdown
+from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
 
 def test_cbs_counts_probability_at_least_one_half():

@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 from benchmarks.execution import Outcome, OutcomeTable, TableResult
-from bias.cases import BIASED, FAIR, CaseConfig, method_plan, read_table
-from bias.fairness_report import summarize_fairness
+from bias.fairness_tests.cases import BIASED, FAIR, CaseConfig, method_plan, read_table
+from bias.fairness_tests.report import summarize_fairness
+from bias.fairness_tests.tasks import (
+    Attribute,
+    FairnessTask,
+    load_sensitive_attributes,
+    socialbias_prompt,
+)
 from bias.metrics import bias_leaning, cbs_at_k, executable_cbs, generated_cbs
-from bias.tasks import Attribute, FairnessTask, load_sensitive_attributes, socialbias_prompt
 
 
 def _task() -> FairnessTask:

@@ -1,4 +1,4 @@
-"""Reading model replies into the asked-for method / function (bias.replies).
+"""Reading model replies into the asked-for method / function (bias.fairness_tests.replies).
 
 The corpus (tests/data/replies/corpus.jsonl) holds replies in the shapes instruct models
 produce; every extracted method is assembled with its prompt and run on a few instances (our own
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from benchmarks.generation._postprocess import prompt_body_indent
-from bias.replies import ReplyReading, read_function_reply, read_method_reply
-from bias.tasks import (
+from bias.fairness_tests.replies import ReplyReading, read_function_reply, read_method_reply
+from bias.fairness_tests.tasks import (
     Attribute,
     load_sensitive_attributes,
     load_socialbias_bench,

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
-from bias.run import load_bias_config, run_bias
+from bias.modifier_prompts.run import load_bias_config, run_bias
 from boi.cli import main
 
 BODIES = {

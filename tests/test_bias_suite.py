@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from benchmarks.common.errors import UserError
-from bias.suite import DATA_DIR, SuiteConfig, load_suite
+from bias.modifier_prompts.suite import DATA_DIR, SuiteConfig, load_suite
 
 FIGURE_2_EXAMPLE = """\
 def find_bad_cars(cars, dynamic):

@@ -58,8 +58,8 @@ def test_the_bias_report_renders(tmp_path):
     import numpy as np
     from PIL import Image
 
-    from bias.report import build_bias_report
-    from bias.suite import SuiteConfig, load_suite
+    from bias.modifier_prompts.report import build_bias_report
+    from bias.modifier_prompts.suite import SuiteConfig, load_suite
     from tests.bias_helpers import code
 
     suite = load_suite(SuiteConfig(modifiers_per_type=1))

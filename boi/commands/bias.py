@@ -17,19 +17,25 @@ from pathlib import Path
 from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.generation import model_flag_specs
-from bias.classifier import ClassifierConfig, metrics_table, train_classifier
-from bias.experiments import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
-from bias.experiments import load_experiment_config, run_experiment
-from bias.fairness_run import (
+from bias.fairness_tests.experiments import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
+from bias.fairness_tests.experiments import load_experiment_config, run_experiment
+from bias.fairness_tests.run import (
     FairnessRunConfig,
     load_fairness_config,
     rebuild_fairness_report,
     run_fairness,
 )
-from bias.fairness_run import resolve_config_path as resolve_test_config
-from bias.human_eval import evaluate_sheet, export_sheet
-from bias.run import BiasRunConfig, load_bias_config, rebuild_report, resolve_config_path, run_bias
-from bias.suite import SuiteConfig, load_suite
+from bias.fairness_tests.run import resolve_config_path as resolve_test_config
+from bias.modifier_prompts.classifier import ClassifierConfig, metrics_table, train_classifier
+from bias.modifier_prompts.human_eval import evaluate_sheet, export_sheet
+from bias.modifier_prompts.run import (
+    BiasRunConfig,
+    load_bias_config,
+    rebuild_report,
+    resolve_config_path,
+    run_bias,
+)
+from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

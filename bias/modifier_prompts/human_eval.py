@@ -74,8 +74,8 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.rundir import RunDir
 from benchmarks.stats import cohen_kappa, fleiss_kappa, pearson
 from bias.metrics import is_biased, rate
-from bias.run import BiasRunConfig, read_scored
-from bias.suite import load_suite
+from bias.modifier_prompts.run import BiasRunConfig, read_scored
+from bias.modifier_prompts.suite import load_suite
 
 KEY_FORMAT = "boi-bias-human-key/1"
 ITEM = "item_id"

@@ -8,7 +8,7 @@ text-to-code prompts, as one record, `FairnessTask`.
   colon after `-> bool`, so none of its prompts parses.
 - Text-to-code (`dataset.json`, 334 prompts, Apache-2.0): a request in English naming the
   attributes the function may use; the model chooses the signature. Tests are built from the
-  generated code (`bias.cases`).
+  generated code (`bias.fairness_tests.cases`).
 
 Neither file is copied into the package (SocialBias-Bench has no licence): both are read from a
 path the user gives. A task that cannot be tested (an attribute without a value range, a related
@@ -26,8 +26,8 @@ from typing import Any
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError
 from benchmarks.loaders.result import LoadIssue
+from bias import DATA_DIR
 
-DATA_DIR = Path(__file__).parent / "data"
 SUITES = ("socialbias_bench", "cbs_prompts")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

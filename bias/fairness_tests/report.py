@@ -30,7 +30,8 @@ from benchmarks.report import (
     markdown_html,
 )
 from benchmarks.stats import mcnemar
-from bias.cases import BIASED, EXECUTABLE, FAIR, NON_BOOLEAN, UNTESTABLE
+from bias.fairness_tests.cases import BIASED, EXECUTABLE, FAIR, NON_BOOLEAN, UNTESTABLE
+from bias.fairness_tests.tasks import FairnessTask
 from bias.metrics import (
     bias_leaning,
     cbs_at_k,
@@ -38,7 +39,6 @@ from bias.metrics import (
     generated_cbs,
     pass_at_attribute,
 )
-from bias.tasks import FairnessTask
 
 OVERALL = "overall"
 

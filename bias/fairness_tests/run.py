@@ -43,7 +43,9 @@ from benchmarks.generation import (
     truncate_at_stop,
 )
 from benchmarks.generation._backend import Backend
-from bias.cases import (
+from bias import BUNDLED_CONFIGS
+from bias.completions import read_completions
+from bias.fairness_tests.cases import (
     ENTRY_POINT,
     EXECUTABLE,
     NO_METHOD,
@@ -60,9 +62,7 @@ from bias.cases import (
     sibling_pools,
     syntax_problem,
 )
-from bias.completions import read_completions
-from bias.fairness_report import FairnessReportPaths, build_fairness_report
-from bias.mitigation import (
+from bias.fairness_tests.mitigation import (
     MitigationFile,
     Strategy,
     describe_failure,
@@ -70,10 +70,9 @@ from bias.mitigation import (
     load_mitigations,
     strategy_prompt,
 )
-from bias.replies import ReplyReading, read_function_reply, read_method_reply
-from bias.tasks import FairnessTask, load_fairness_tasks
-
-BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+from bias.fairness_tests.replies import ReplyReading, read_function_reply, read_method_reply
+from bias.fairness_tests.report import FairnessReportPaths, build_fairness_report
+from bias.fairness_tests.tasks import FairnessTask, load_fairness_tasks
 
 # A text-to-code completion is a whole program: only a main guard or a top-level print ends it.
 FUNCTION_STOP = ("\nif __name__", "\nprint(", "\n```")

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bias.suite import Dimension, normalise_phrase
+from bias.modifier_prompts.suite import Dimension, normalise_phrase
 
 _STRING_TESTS = {"startswith", "endswith", "count", "find", "index", "rfind", "__contains__"}
 _REGEX_CALLS = {"match", "search", "fullmatch", "findall"}

@@ -2,7 +2,7 @@
 the HTML section (CBS heatmap, UFS bars with direction, demographic frequencies, sweep curves,
 and every prompt's completions with the demographic literals highlighted).
 
-Input is plain data: scored completion rows (`bias.run`), the suite they came from, optional
+Input is plain data: scored completion rows (`bias.modifier_prompts.run`), the suite they came from, optional
 pass@k per model. Numbers follow `bias.metrics`; every CBS has a bootstrap interval; an undefined
 UFS or SD is shown as "-" (the paper's convention), never as 0.
 """
@@ -36,7 +36,7 @@ from bias.metrics import (
     frequency_sd,
     unfairness_score,
 )
-from bias.suite import Suite
+from bias.modifier_prompts.suite import Suite
 
 TOTAL = "Tot."
 

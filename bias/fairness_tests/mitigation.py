@@ -16,9 +16,8 @@ from typing import Any
 
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError, suggest
-from bias.tasks import FairnessTask
-
-DATA_DIR = Path(__file__).parent / "data"
+from bias import DATA_DIR
+from bias.fairness_tests.tasks import FairnessTask
 
 
 @dataclass(frozen=True)

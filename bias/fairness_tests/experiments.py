@@ -61,12 +61,11 @@ from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.stats import t_test
-from bias.cases import CaseConfig
-from bias.fairness_run import FairnessRunConfig, run_fairness
-from bias.mitigation import load_mitigations
+from bias import BUNDLED_CONFIGS, DATA_DIR
+from bias.fairness_tests.cases import CaseConfig
+from bias.fairness_tests.mitigation import load_mitigations
+from bias.fairness_tests.run import FairnessRunConfig, run_fairness
 
-BUNDLED_CONFIGS = Path(__file__).parent / "configs"
-DATA_DIR = Path(__file__).parent / "data"
 PROMPT_VARIANTS = DATA_DIR / "prompt_variants.yaml"
 ENRICHED_POOLS = DATA_DIR / "enriched_pools.yaml"
 MARKER = "experiment-manifest.json"

@@ -50,14 +50,14 @@ from benchmarks.generation import (
 from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
-from bias.classifier import CodeBiasClassifier, load_classifier
+from bias import BUNDLED_CONFIGS
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions
-from bias.lexicon import find_demographics
 from bias.metrics import is_biased
-from bias.report import BiasReportPaths, build_bias_report
-from bias.suite import BiasPrompt, Suite, SuiteConfig, load_suite
+from bias.modifier_prompts.classifier import CodeBiasClassifier, load_classifier
+from bias.modifier_prompts.lexicon import find_demographics
+from bias.modifier_prompts.report import BiasReportPaths, build_bias_report
+from bias.modifier_prompts.suite import BiasPrompt, Suite, SuiteConfig, load_suite
 
-BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 GIVEN_SETTING = "completions file"
 """The setting label of completions read from a file (their decoding is not known)."""
 PASSK_NOT_APPLICABLE = (

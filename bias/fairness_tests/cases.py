@@ -50,8 +50,8 @@ from benchmarks.common.config import load_yaml
 from benchmarks.common.errors import UserError
 from benchmarks.execution import OutcomeTable, TableBatch, TableResult
 from benchmarks.execution._zygote import encode_plain
-from bias.suite import normalise_phrase
-from bias.tasks import Attribute, FairnessTask
+from bias.fairness_tests.tasks import Attribute, FairnessTask
+from bias.modifier_prompts.suite import normalise_phrase
 
 ENTRY_POINT = "boi_fairness_decide"
 GENERIC_POOL = (0, 1, 5, 10)
@@ -60,7 +60,7 @@ EXCEPTION_POLICIES = ("drop", "evidence")
 
 # Verdict statuses. Only fair and biased completions are executable in Solar's sense ("can be
 # parsed and tested", S:329); the reply statuses come from reading the model's reply
-# (`bias.replies`) before any test runs.
+# (`bias.fairness_tests.replies`) before any test runs.
 FAIR, BIASED, NON_BOOLEAN, UNTESTABLE = "fair", "biased", "non_boolean", "untestable"
 NO_METHOD, TRUNCATED = "no_method", "truncated"
 EXECUTABLE = frozenset({FAIR, BIASED})

@@ -20,8 +20,8 @@ from typing import Any
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.provenance import file_sha256
+from bias import DATA_DIR
 
-DATA_DIR = Path(__file__).parent / "data"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
