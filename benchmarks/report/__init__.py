@@ -23,6 +23,7 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.execution import result_status
 from benchmarks.problem import Problem
 from benchmarks.report._data import (
     TransformNames,
@@ -238,7 +239,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     (`results_files`; a directory holding one results.jsonl instead reads that).
 
     Each row needs task_id, completion and passed (what `boi execute` writes for any harness's
-    samples); the other fields a report needs come from the run or, for other harnesses, from
+    samples), and is given its `status`; the other fields a report needs come from the run or, for other harnesses, from
     `join_external_results`."""
     if Path(path).is_dir():
         files = results_files(path)
@@ -260,6 +261,9 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             what="result",
             needs="run the samples through boi execute first (it adds passed)",
         )
+        # Every row read carries its status as data; rows of files written before the field
+        # get it from the one legacy reading (result_status), and a bad value is one sentence.
+        obj["status"] = result_status(obj).value
         rows.append(obj)
     if not rows:
         raise UserError(f"{path} is empty; expected one result row per line.")
