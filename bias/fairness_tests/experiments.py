@@ -59,7 +59,13 @@ from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import load_sentence_transformer
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug
-from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
+from benchmarks.generation import (
+    BackendSpec,
+    DecodingConfig,
+    PromptGroup,
+    load_backend,
+    sample_prompts,
+)
 from benchmarks.stats import t_test
 from bias import BUNDLED_CONFIGS, DATA_DIR
 from bias.fairness_tests.cases import CaseConfig
@@ -1144,9 +1150,15 @@ def self_detection_tables(
                     code if chat else f"{question}\n\n```python\n{code.rstrip()}\n```\n\nAnswer:"
                 )
             log(f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})")
-            outcome = generate_samples(backend, prompts, decoding, folder / "generations.jsonl")
+            generated, _ = sample_prompts(
+                backend,
+                [PromptGroup(prompts, decoding)],
+                [decoding.seed],
+                folder / "generations.jsonl",
+            )
+            answer_of = {s.prompt_id: s.raw for s in generated}  # n=1: one answer per prompt
             for row, pid in zip(model_rows, prompts, strict=True):
-                raw = outcome.raw[pid][0]
+                raw = answer_of[pid]
                 tested = [a for a in attributes if _tested(row, a, run.tasks)]
                 parsed = (
                     parse_attribute_answers(raw, tested)
