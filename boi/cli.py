@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "droppable keywords per problem; fine-tune the KeyBERT embedder",
     ),
     "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
+    "merge": ("boi.commands.merge", "the shards of one boi run (--shard I/N) as one run + report"),
     "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
     "critic": (
         "boi.commands.critic",

@@ -30,7 +30,8 @@ from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.provenance import config_hash
+from benchmarks.common.rundir import RunDir, path_slug, read_marker
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
@@ -46,8 +47,9 @@ from benchmarks.generation import (
 )
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
-from benchmarks.report import build_report
+from benchmarks.report import ReportPaths, build_report
 from boi.analysis import report_sections
+from boi.shards import Shard
 from critic.annotate import annotate_file
 from critic.scoring import SCORERS, HFScorerConfig, load_scorer
 from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
@@ -282,12 +284,30 @@ class RunOutcome:
     generation: dict[str, Any]
 
 
-def _claim(config: RunConfig, out: Path) -> RunDir:
+def work_hash(config: RunConfig) -> str:
+    """The hash of what a run computes: its config without where it is written. The shards of
+    one run share it (each has its own out_dir), and `boi merge` checks it."""
+    return config_hash({k: v for k, v in config.to_json().items() if k != "out_dir"})
+
+
+def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
+    recorded = read_marker(out)
+    if recorded is not None and recorded.get("shard") != (shard.label if shard else None):
+        was = recorded.get("shard") or "the whole run"
+        now = shard.label if shard else "the whole run"
+        raise UserError(
+            f"{out} holds shard {was} of this run, not {now}; use another --out, or the same "
+            "--shard to resume it."
+        )
     return RunDir.claim(
         out,
         config.to_json(),
         inputs={d.label: d.data for d in config.datasets if d.data},
-        record={"seeds": list(config.seeds)},
+        record={
+            "seeds": list(config.seeds),
+            "work_hash": work_hash(config),
+            "shard": shard.label if shard else None,
+        },
     )
 
 
@@ -420,10 +440,18 @@ def _sample_setting(
     return rows, totals
 
 
-def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> RunOutcome:
-    """Run (or resume) the whole experiment; returns where the report is and its table."""
+def run_experiment(
+    config: RunConfig, log: Callable[[str], None] = print, shard: Shard | None = None
+) -> RunOutcome:
+    """Run (or resume) the whole experiment; returns where the report is and its table.
+
+    With `shard`, generate and execute only the shard's problems (every variant of a problem
+    lands in one shard); the perturbation and the critic still see every problem, so each
+    shard's problems.jsonl and critic.jsonl are the whole run's, and `boi merge` writes the
+    report from the shards.
+    """
     out = Path(config.out_dir)
-    run = _claim(config, out)
+    run = _claim(config, out, shard)
 
     with stage("perturb", log, run.timings, "boi run"):
         variants, dataset_of = _perturb(config, out, log)
@@ -431,7 +459,9 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
     if config.critic.enabled:
         with stage("critic", log, run.timings, "boi run"):
             variants, similarity = _critic_gate(config, out, variants, log)
-    problems = {v.task_id: v for v in variants}
+    problems = {v.task_id: v for v in (shard.select(variants) if shard else variants)}
+    if shard:
+        log(f"  shard {shard.label}: {len(problems)} of {len(variants)} variants")
     results: list[dict[str, Any]] = []
     generation_totals = SamplingTotals()
     for spec in config.models:
@@ -455,31 +485,49 @@ def run_experiment(config: RunConfig, log: Callable[[str], None] = print) -> Run
             log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
             results += report.results
 
-    with stage("report", log, run.timings, "boi run"):
-        ks_by_setting = {s.label: list(s.ks) for s in config.settings}
-        paths = build_report(
-            results,
-            problems,
-            ks_by_setting,
-            out / "report",
-            critic=similarity or None,
-            bootstrap=config.bootstrap,
-            seed=config.perturb_seed,
-            title=f"boi run {out.name}",
-            labels=transform_labels(),
-            sections=report_sections(out),
+    generation = generation_totals.to_json()
+    if shard:
+        run.complete(generation=generation)
+        summary = (
+            f"boi run: shard {shard.label}: {len(results)} samples executed, "
+            f"{generation['generated']} generated ({generation['cache_hits']} from cache); "
+            f"when every shard is done: boi merge OUT {out} ..."
         )
+        return RunOutcome(out, "", summary, generation)
+    with stage("report", log, run.timings, "boi run"):
+        paths = build_run_report(config, out, results, problems, similarity)
         table = Path(paths.table_md).read_text(encoding="utf-8")
     run.complete(
-        generation=generation_totals.to_json(),
+        generation=generation,
         report={k: str(v) for k, v in dataclasses.asdict(paths).items()},
     )
-    generation = generation_totals.to_json()
-    summary = _summary_line(out, Path(paths.table_json), results, generation)
+    summary = summary_line(out, Path(paths.table_json), results, generation)
     return RunOutcome(out, table, summary, generation)
 
 
-def _summary_line(
+def build_run_report(
+    config: RunConfig,
+    out: Path,
+    results: list[dict[str, Any]],
+    problems: Mapping[str, Problem],
+    similarity: Mapping[str, float],
+) -> ReportPaths:
+    """The report of a run (or of merged shards): its settings' ks, bootstrap and seed."""
+    return build_report(
+        results,
+        dict(problems),
+        {s.label: list(s.ks) for s in config.settings},
+        out / "report",
+        critic=dict(similarity) or None,
+        bootstrap=config.bootstrap,
+        seed=config.perturb_seed,
+        title=f"boi run {out.name}",
+        labels=transform_labels(),
+        sections=report_sections(out),
+    )
+
+
+def summary_line(
     out: Path, table_json: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]
 ) -> str:
     """One line: what ran, and the first column's Original vs worst transformation."""

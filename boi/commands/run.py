@@ -11,6 +11,7 @@ from benchmarks.common.config import add_dataclass_arguments, overrides_from_arg
 from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
 from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
+from boi.shards import parse_shard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--data", help="with one --dataset: where to read it from")
     parser.add_argument("--limit", type=int, help="with --dataset: only the first N problems")
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="generate and execute only shard I of N (I from 0; problems dealt round-robin), "
+        "into this --out; `boi merge` joins the shards. `auto` reads a Slurm array "
+        "(SLURM_ARRAY_TASK_ID - MIN of SLURM_ARRAY_TASK_COUNT), `auto/N` a Kubernetes indexed "
+        "Job (JOB_COMPLETION_INDEX of N)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,9 +53,11 @@ def run(args: argparse.Namespace) -> int:
             {"name": d, "data": args.data if len(args.dataset) == 1 else None, "limit": args.limit}
             for d in args.dataset
         ]
+    shard = parse_shard(args.shard) if args.shard else None
     config = load_run_config(resolve_config_path(args.config), overrides)
-    outcome = run_experiment(config)
-    print()
-    print(outcome.table_markdown)
+    outcome = run_experiment(config, shard=shard)
+    if outcome.table_markdown:
+        print()
+        print(outcome.table_markdown)
     print(outcome.summary_line)
     return 0

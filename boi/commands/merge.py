@@ -1,0 +1,25 @@
+"""Merge the shards of one `boi run` (each run with --shard I/N into its own --out) into OUT:
+the whole run's problems, critic scores, generation cache and results, and its report, equal to
+the unsharded run's. A missing, duplicated, incomplete or foreign shard is refused by name;
+nothing in the shard directories is written."""
+
+from __future__ import annotations
+
+import argparse
+
+from boi.merge import merge_runs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", metavar="OUT", help="the merged run directory (new or empty)")
+    parser.add_argument(
+        "shards", metavar="SHARD_DIR", nargs="+", help="the --out of every `boi run --shard`"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    outcome = merge_runs(args.out, args.shards)
+    print()
+    print(outcome.table_markdown)
+    print(outcome.summary_line)
+    return 0
