@@ -324,9 +324,10 @@ def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
 
 
 def _perturb(
-    config: RunConfig, out: Path, log: Callable[[str], None]
+    config: RunConfig, out: Path | None, log: Callable[[str], None]
 ) -> tuple[list[Problem], dict[str, str]]:
-    """All variants of all datasets (+ the name-only probe); problem id -> dataset label."""
+    """All variants of all datasets (+ the name-only probe); problem id -> dataset label.
+    Written to `out` (problems.jsonl, not_applied.jsonl) unless it is None (a dry run)."""
     transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
     perturb_config = PerturbConfig(
         transforms,
@@ -357,11 +358,12 @@ def _perturb(
             f"  {spec.label}: {len(result.variants)} variants of {len(selected)} problems; "
             + ", ".join(f"{row['transform']} {row['variants']}" for row in result.summary())
         )
-    write_jsonl(
-        out / "problems.jsonl",
-        ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
-    )
-    write_jsonl(out / "not_applied.jsonl", not_applied)
+    if out is not None:
+        write_jsonl(
+            out / "problems.jsonl",
+            ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
+        )
+        write_jsonl(out / "not_applied.jsonl", not_applied)
     return variants, dataset_of
 
 
@@ -503,6 +505,101 @@ def run_experiment(
     )
     summary = summary_line(out, Path(paths.table_json), results, generation)
     return RunOutcome(out, table, summary, generation)
+
+
+# Characters per token of code in the BPE vocabularies code models use (GPT-2's, CodeGen's,
+# StarCoder's, Qwen's: 3 to 4.5 on HumanEval prompts); the estimate says it is one.
+CHARS_PER_TOKEN = 4.0
+
+
+@dataclass
+class RunEstimate:
+    """What a run will do, counted before anything is generated (`boi run --dry-run`)."""
+
+    variants: int
+    distinct_prompts: int
+    requested_samples: int
+    generations: int
+    prompt_tokens: int
+    max_output_tokens: int
+    executions: int
+    critic_gated: bool
+    tokens_per_second: float | None = None
+    gpus: int = 1
+
+    @property
+    def gpu_hours(self) -> float | None:
+        if not self.tokens_per_second:
+            return None
+        return self.max_output_tokens / self.tokens_per_second / 3600
+
+    def lines(self) -> list[str]:
+        gated = (
+            " (before the critic gate, which can only remove variants)" if self.critic_gated else ""
+        )
+        lines = [
+            f"variants: {self.variants}{gated}; distinct prompts: {self.distinct_prompts}",
+            f"samples: {self.requested_samples} requested, {self.generations} generated "
+            "(identical prompts share samples)",
+            f"tokens: about {self.prompt_tokens:,} prompt tokens ({CHARS_PER_TOKEN:g} characters "
+            f"per token), at most {self.max_output_tokens:,} generated (max_new_tokens)",
+            f"executions: {self.executions}",
+        ]
+        hours = self.gpu_hours
+        if hours is None:
+            lines.append("time: give --tokens-per-second (one GPU's decode throughput) for hours")
+        else:
+            lines.append(
+                f"time at {self.tokens_per_second:g} tokens/s per GPU: at most {hours:.1f} GPU-hours, "
+                f"{hours / self.gpus:.1f} h on {self.gpus} GPU{'s' if self.gpus != 1 else ''}"
+            )
+        return lines
+
+
+def estimate_run(
+    config: RunConfig,
+    log: Callable[[str], None] = print,
+    *,
+    tokens_per_second: float | None = None,
+    gpus: int = 1,
+) -> RunEstimate:
+    """Count what `run_experiment(config)` will generate and execute, generating, executing
+    and writing nothing: the perturbation runs (it decides the variants), the critic does not.
+
+    Generation is counted as the sampling loop does it: each distinct prompt text of a kind is
+    generated n times per seed and setting, for every model; every variant's samples are
+    executed. Output tokens are an upper bound (every sample runs to max_new_tokens)."""
+    if tokens_per_second is not None and tokens_per_second <= 0:
+        raise UserError(f"--tokens-per-second is {tokens_per_second}; give a positive rate.")
+    if gpus < 1:
+        raise UserError(f"--gpus is {gpus}; give at least 1.")
+    variants, _ = _perturb(config, None, log)
+    distinct: dict[tuple[bool, str], None] = {}
+    for v in variants:
+        distinct.setdefault((v.is_stdio, v.prompt), None)
+    prompt_chars = sum(len(text) for _, text in distinct)
+    requested = generations = prompt_tokens = output_tokens = 0
+    for _ in config.models:
+        for setting in config.settings:
+            decoding = setting.decoding
+            per_seed = len(distinct) * decoding.n
+            requested += len(variants) * decoding.n * len(config.seeds)
+            generations += per_seed * len(config.seeds)
+            # One request per distinct prompt and seed; its n samples share the prompt.
+            prompt_tokens += round(prompt_chars / CHARS_PER_TOKEN) * len(config.seeds)
+            output_tokens += per_seed * len(config.seeds) * decoding.max_new_tokens
+    return RunEstimate(
+        variants=len(variants),
+        distinct_prompts=len(distinct),
+        requested_samples=requested,
+        generations=generations,
+        prompt_tokens=prompt_tokens,
+        max_output_tokens=output_tokens,
+        executions=requested,
+        critic_gated=config.critic.enabled,
+        tokens_per_second=tokens_per_second,
+        gpus=gpus,
+    )
 
 
 def build_run_report(

@@ -10,7 +10,13 @@ import argparse
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
-from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
+from boi.runner import (
+    RunConfig,
+    estimate_run,
+    load_run_config,
+    resolve_config_path,
+    run_experiment,
+)
 from boi.shards import parse_shard
 
 
@@ -35,6 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="with one --dataset: where to read it from")
     parser.add_argument("--limit", type=int, help="with --dataset: only the first N problems")
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the config will do (variants, distinct prompts, samples, tokens, "
+        "executions, GPU-hours) and stop: nothing is generated, executed or written",
+    )
+    parser.add_argument(
+        "--tokens-per-second",
+        type=float,
+        help="with --dry-run: one GPU's decode throughput for this model, for the time estimate",
+    )
+    parser.add_argument("--gpus", type=int, default=1, help="with --dry-run: GPUs to divide by")
+    parser.add_argument(
         "--shard",
         metavar="I/N",
         help="generate and execute only shard I of N (I from 0; problems dealt round-robin), "
@@ -55,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
         ]
     shard = parse_shard(args.shard) if args.shard else None
     config = load_run_config(resolve_config_path(args.config), overrides)
+    if args.dry_run:
+        estimate = estimate_run(config, tokens_per_second=args.tokens_per_second, gpus=args.gpus)
+        print(f"boi run --dry-run ({len(config.models)} models x {len(config.settings)} settings x {len(config.seeds)} seeds):")  # fmt: skip
+        for line in estimate.lines():
+            print(f"  {line}")
+        return 0
     outcome = run_experiment(config, shard=shard)
     if outcome.table_markdown:
         print()
