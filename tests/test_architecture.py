@@ -144,7 +144,7 @@ def test_boi_help_imports_no_heavy_library() -> None:
         "from boi.cli import make_parser\n"
         "make_parser()\n"
         "heavy = ('torch', 'transformers', 'vllm', 'matplotlib', 'datasets', 'httpx2', 'keybert',\n"
-        "         'datasketch', 'scipy')\n"
+        "         'datasketch', 'scipy', 'ray')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
+from benchmarks.common.errors import UserError
 from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
+from boi.ray_run import run_on_ray
 from boi.runner import (
     RunConfig,
     estimate_run,
@@ -53,6 +55,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--gpus", type=int, default=1, help="with --dry-run: GPUs to divide by")
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the shards as Ray tasks (a GPU each for GPU backends) and merge them into "
+        "--out; ADDRESS is the cluster's (ray://host:10001 or auto), none starts Ray locally; "
+        "needs pip install 'boi[ray]'",
+    )
+    parser.add_argument(
+        "--ray-shards", type=int, help="with --ray: how many shards (default: one per GPU or CPU)"
+    )
+    parser.add_argument(
         "--shard",
         metavar="I/N",
         help="generate and execute only shard I of N (I from 0; problems dealt round-robin), "
@@ -79,7 +93,12 @@ def run(args: argparse.Namespace) -> int:
         for line in estimate.lines():
             print(f"  {line}")
         return 0
-    outcome = run_experiment(config, shard=shard)
+    if args.ray is not None:
+        if shard is not None:
+            raise UserError("--ray makes its own shards; leave out --shard.")
+        outcome = run_on_ray(config, args.ray or None, args.ray_shards)
+    else:
+        outcome = run_experiment(config, shard=shard)
     if outcome.table_markdown:
         print()
         print(outcome.table_markdown)

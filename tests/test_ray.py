@@ -1,0 +1,60 @@
+"""`boi run --ray`: the shards run as Ray tasks on a local cluster the test starts, and the
+merged report is the unsharded run's, byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.common.errors import UserError
+from boi.ray_run import run_on_ray, shard_dirs
+from boi.runner import load_run_config, run_experiment
+
+ray = pytest.importorskip("ray")
+
+REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
+
+
+def reference_config(out: Path) -> Any:
+    return load_run_config(
+        None,
+        {
+            "out_dir": str(out),
+            "datasets": [{"name": "humaneval", "task_ids": ["HumanEval/0", "HumanEval/2", "HumanEval/7"]}],
+            "transforms": ["original", "anonymize", "drop_examples"],
+            "name_only_probe": False,
+            "models": [{"kind": "reference"}],
+            "settings": [{"label": "reference", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+            "seeds": [0],
+            "bootstrap": 50,
+        },
+    )  # fmt: skip
+
+
+def test_an_unreachable_cluster_is_one_sentence(tmp_path):
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process")
+    with pytest.raises(UserError, match="could not connect to the Ray cluster at 127.0.0.1:1"):
+        run_on_ray(reference_config(tmp_path / "run"), "127.0.0.1:1", 2)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_ray_shards_merge_into_the_unsharded_report(local_cluster, tmp_path):
+    whole = run_experiment(reference_config(tmp_path / "whole" / "run"), lambda m: None)
+    lines: list[str] = []
+    merged = run_on_ray(reference_config(tmp_path / "ray" / "run"), None, 2, lines.append)
+    for name in REPORT_FILES:
+        assert (merged.out_dir / "report" / name).read_bytes() == (
+            whole.out_dir / "report" / name
+        ).read_bytes(), name
+    assert all((d / "manifest.json").is_file() for d in shard_dirs(merged.out_dir, 2))
+    assert any("2 shards" in line for line in lines)
