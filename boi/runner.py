@@ -470,7 +470,9 @@ def run_experiment(
         label = spec.label
         with stage(f"load {label}", log, run.timings, "boi run"):
             backend = load_backend(spec)
-            for note in backend.prepare(problems.values()):
+            # Every variant, not only a shard's: what a backend derives from the problems (the
+            # reference backend's solution per prompt, its identity) is then the whole run's.
+            for note in backend.prepare(variants):
                 log(f"  {note}")
         for setting in config.settings:
             samples, totals = _sample_setting(config, run, backend, label, setting, problems, dataset_of, log)  # fmt: skip

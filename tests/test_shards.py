@@ -190,3 +190,43 @@ def test_shards_from_the_flag_slurm_and_kubernetes(text, environ, expected):
 def test_a_wrong_shard_is_one_sentence(text, environ, message):
     with pytest.raises(UserError, match=message):
         parse_shard(text, environ)
+
+
+def test_problems_sharing_a_prompt_are_answered_as_in_the_whole_run(tmp_path):
+    """Regression: the reference backend answers a prompt with the first problem's solution
+    that has it; a shard that prepared only its own problems answered differently (MBPP/76 and
+    MBPP/347 share their drop_examples prompt), so the merged report differed."""
+    prompt = 'def f(x):\n    """Return a number."""\n'
+    rows = [
+        {"task_id": "Dup/0", "prompt": prompt, "entry_point": "f", "canonical_solution": "    return 1\n",
+         "test": "def check(candidate):\n    assert candidate(0) == 1\n"},
+        {"task_id": "Dup/1", "prompt": prompt, "entry_point": "f", "canonical_solution": "    return 2\n",
+         "test": "def check(candidate):\n    assert candidate(0) == 2\n"},
+    ]  # fmt: skip
+    data = tmp_path / "dup.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def config(out: Path) -> Any:
+        return load_run_config(
+            None,
+            {
+                "out_dir": str(out),
+                "datasets": [{"name": str(data)}],
+                "transforms": ["original"],
+                "name_only_probe": False,
+                "models": [{"kind": "reference"}],
+                "settings": [{"label": "ref", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+                "seeds": [0],
+                "bootstrap": 10,
+            },
+        )
+
+    whole = run_experiment(config(tmp_path / "whole" / "run"), quiet)
+    shards = [tmp_path / f"s{i}" for i in range(2)]
+    for index, out in enumerate(shards):
+        run_experiment(config(out), quiet, Shard(index, 2))
+    merged = merge_runs(tmp_path / "merged" / "run", shards, quiet)
+    for name in REPORT_FILES:
+        assert (merged.out_dir / "report" / name).read_bytes() == (
+            whole.out_dir / "report" / name
+        ).read_bytes(), name
