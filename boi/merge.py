@@ -24,7 +24,14 @@ from benchmarks.common.progress import stage
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results
-from boi.runner import RunConfig, RunOutcome, build_run_report, summary_line, work_hash
+from boi.runner import (
+    RunConfig,
+    RunOutcome,
+    build_run_report,
+    run_hash,
+    summary_line,
+    work_hash,
+)
 from boi.shards import parse_shard
 from critic.similarity import read_similarities
 
@@ -127,6 +134,7 @@ def merge_runs(
     run = RunDir.claim(
         out,
         config.to_json(),
+        digest=run_hash(config),
         inputs={d.label: d.data for d in config.datasets if d.data},
         record={
             "seeds": list(config.seeds),

@@ -284,14 +284,31 @@ class RunOutcome:
     generation: dict[str, Any]
 
 
+def run_identity(config: RunConfig) -> dict[str, Any]:
+    """The config as far as it decides the run's numbers: each model without the options that
+    only decide how requests travel (`BackendSpec.identity_mapping`: timeouts, concurrency,
+    retries, a pool's servers). A run directory belongs to this, so it resumes after such an
+    option changed (a dead server taken out of a pool)."""
+    return {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
+
+
+def run_hash(config: RunConfig) -> str:
+    """The run directory's config hash: of `run_identity`."""
+    return config_hash(run_identity(config))
+
+
 def work_hash(config: RunConfig) -> str:
-    """The hash of what a run computes: its config without where it is written. The shards of
-    one run share it (each has its own out_dir), and `boi merge` checks it."""
-    return config_hash({k: v for k, v in config.to_json().items() if k != "out_dir"})
+    """The hash of what a run computes: its identity without where it is written. The shards
+    of one run share it (each has its own out_dir), and `boi merge` checks it."""
+    return config_hash({k: v for k, v in run_identity(config).items() if k != "out_dir"})
 
 
 def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
     recorded = read_marker(out)
+    digest = run_hash(config)
+    if recorded is not None and recorded.get("config_hash") == config_hash(config.to_json()):
+        # Written when the hash covered every option (before run_identity): still this run.
+        digest = config_hash(config.to_json())
     if recorded is not None and recorded.get("shard") != (shard.label if shard else None):
         was = recorded.get("shard") or "the whole run"
         now = shard.label if shard else "the whole run"
@@ -302,6 +319,7 @@ def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
     return RunDir.claim(
         out,
         config.to_json(),
+        digest=digest,
         inputs={d.label: d.data for d in config.datasets if d.data},
         record={
             "seeds": list(config.seeds),

@@ -47,6 +47,7 @@ separated by commas), each taking up to `max_concurrency` requests at once:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import sys
 import time
 from collections import deque
@@ -97,17 +98,32 @@ class OpenAIOptions:
     )
     api_key_env: str = field(
         default="OPENAI_API_KEY",
-        metadata={"help": "environment variable holding the API key (never logged)"},
+        metadata={
+            "help": "environment variable holding the API key (never logged)",
+            "operational": True,
+        },
     )
     max_concurrency: int = field(
-        default=8, metadata={"help": "requests in flight at once (per server of a pool)"}
+        default=8,
+        metadata={"help": "requests in flight at once (per server of a pool)", "operational": True},
     )
-    timeout_s: float = field(default=300.0, metadata={"help": "seconds to wait for one response"})
+    timeout_s: float = field(
+        default=300.0,
+        metadata={"help": "seconds to wait for one response", "operational": True},
+    )
     retries: int = field(
-        default=5, metadata={"help": "retries after 429, 5xx, timeouts or dropped connections"}
+        default=5,
+        metadata={
+            "help": "retries after 429, 5xx, timeouts or dropped connections",
+            "operational": True,
+        },
     )
     backoff_s: float = field(
-        default=1.0, metadata={"help": "first retry delay; doubles each retry (capped at 60 s)"}
+        default=1.0,
+        metadata={
+            "help": "first retry delay; doubles each retry (capped at 60 s)",
+            "operational": True,
+        },
     )
     samples_per_request: int | None = field(
         default=None, metadata={"help": "most samples (n) of one prompt per request (default 16)"}
@@ -148,6 +164,20 @@ class OpenAIOptions:
             raise UserError(f"backend retries must be 0 or more (got {self.retries!r}).")
         if self.timeout_s <= 0 or self.backoff_s < 0:
             raise UserError("backend timeout_s must be positive and backoff_s non-negative.")
+
+    def identity_options(self) -> dict[str, Any]:
+        """The options that decide outputs (BackendSpec.identity_mapping): not the operational
+        ones, and not a pool's servers, which serve one model (as the pool's cache identity
+        says), so a run resumes with a server taken out of the list or added to it. One
+        server's URL stays: another server may serve other weights under the same name."""
+        kept = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not f.metadata.get("operational")
+        }
+        if len(self.urls) > 1:
+            kept["base_url"] = "pool"
+        return kept
 
     @property
     def urls(self) -> tuple[str, ...]:

@@ -135,6 +135,22 @@ class BackendSpec:
         options = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(self.options)}
         return {"kind": self.kind, "model": self.model, **options}
 
+    def identity_mapping(self) -> dict[str, Any]:
+        """`to_mapping` without what only decides how requests travel (the options an Options
+        class marks `metadata={"operational": True}`: concurrency, timeouts, retries, the key's
+        variable; a pool's servers, through its `identity_options`): what a run's identity
+        hashes, so a run resumes after such a change."""
+        hook = getattr(self.options, "identity_options", None)
+        if callable(hook):
+            options = dict(hook())
+        else:
+            options = {
+                f.name: getattr(self.options, f.name)
+                for f in dataclasses.fields(self.options)
+                if not f.metadata.get("operational")
+            }
+        return {"kind": self.kind, "model": self.model, **options}
+
     @property
     def label(self) -> str:
         """The model's label, its short name in tables, result rows (`model`) and results paths:
