@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from benchmarks.common.errors import UserError
 from critic.scoring import EndpointScorer, EndpointScorerConfig
+from tests.http_fakes import JsonHandler
 
 
 def _fake_logprobs(prompt: str) -> dict:
@@ -94,7 +95,7 @@ def _echo(mode: str, prompt: str) -> dict | None:
     return echo
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     mode = "ok"
     requests: list = []
     failures_left = 0  # answer this many requests with 503 first
@@ -106,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 - http.server's name
         cls = type(self)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with cls.lock:
             cls.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
@@ -123,16 +124,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body):
         cls = type(self)
         if self.mode == "refuse":
-            self._send(400, {"error": {"message": "prompt is too long for this model"}})
+            self.send_json(400, {"error": {"message": "prompt is too long for this model"}})
             return
         if cls.failures_left > 0:
             cls.failures_left -= 1
-            self._send(503, {"error": {"message": "model is loading"}})
+            self.send_json(503, {"error": {"message": "model is loading"}})
             return
         prompts = body["prompt"]
         if cls.single_prompt and isinstance(prompts, list) and len(prompts) > 1:
             # llama-cpp-python asserts len(prompt) <= 1: an AssertionError is an HTTP 500
-            self._send(500, {"error": {"message": "", "type": "internal_server_error"}})
+            self.send_json(500, {"error": {"message": "", "type": "internal_server_error"}})
             return
         if isinstance(prompts, str):
             prompts = [prompts]
@@ -140,18 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
             {"index": i, "text": "x", "logprobs": _echo(self.mode, p)}
             for i, p in enumerate(prompts)
         ]
-        self._send(200, {"choices": list(reversed(choices))})  # order must not matter
-
-    def _send(self, status, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send_json(200, {"choices": list(reversed(choices))})  # order must not matter
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from benchmarks.common.errors import UserError
 from boi.compare import format_table4, table4_scores
+from tests.http_fakes import JsonHandler
 
 
 def test_table4_layout_before_then_na_slash_a_per_k():
@@ -72,19 +73,11 @@ class _FixedCompletionServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _FixedCompletionHandler)
 
 
-class _FixedCompletionHandler(BaseHTTPRequestHandler):
+class _FixedCompletionHandler(JsonHandler):
     def do_POST(self):  # noqa: N802 - http.server's name
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         choices = [{"index": i, "text": "    return None\n"} for i in range(body.get("n", 1))]
-        data = json.dumps({"choices": choices}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send_json(200, {"choices": choices})
 
 
 def test_compare_takes_any_backend_in_each_role(tmp_path, monkeypatch):

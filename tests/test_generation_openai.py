@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.generation._decoding import prompt_sha256, sample_seed
+from tests.http_fakes import JsonHandler
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 SECRET = "sk-test-secret-value"
@@ -32,12 +32,12 @@ class _Server(ThreadingHTTPServer):
         self.delay_s = 0.0
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: _Server
 
     def do_POST(self):  # noqa: N802 - http.server's name
         server = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with server.lock:
             server.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
@@ -51,19 +51,21 @@ class _Handler(BaseHTTPRequestHandler):
                 if server.failures_left > 0:
                     server.failures_left -= 1
             if server.mode == "refuse":
-                self._send(400, {"error": {"message": "This model's maximum context length is 8"}})
+                self.send_json(
+                    400, {"error": {"message": "This model's maximum context length is 8"}}
+                )
             elif server.mode == "html":
-                self._send(200, None)
+                self.send_json(200, b"<html>not an API</html>")
             elif failing and server.mode == "drop":
                 self.close_connection = True  # hang up without an answer
             elif failing and server.mode == "slow":
                 time.sleep(1.0)
-                self._send(200, self._answer(body))
+                self.send_json(200, self._answer(body))
             elif failing:
                 status = 429 if server.mode == "429" else 500
-                self._send(status, {"error": {"message": "busy"}}, retry_after="0")
+                self.send_json(status, {"error": {"message": "busy"}}, {"Retry-After": "0"})
             else:
-                self._send(200, self._answer(body))
+                self.send_json(200, self._answer(body))
         finally:
             with server.lock:
                 server.in_flight -= 1
@@ -80,19 +82,6 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 choices.append({"index": i, "text": text})
         return {"choices": list(reversed(choices))}  # order must not matter
-
-    def _send(self, status, payload, retry_after=None):
-        data = b"<html>not an API</html>" if payload is None else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if retry_after is not None:
-            self.send_header("Retry-After", retry_after)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture

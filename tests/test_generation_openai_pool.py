@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -22,6 +22,7 @@ from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples,
 from benchmarks.generation._backend import Request
 from benchmarks.generation._decoding import prompt_sha256
 from benchmarks.generation._openai import OpenAIOptions, split_urls
+from tests.http_fakes import JsonHandler
 
 
 class _Fake(ThreadingHTTPServer):
@@ -44,34 +45,23 @@ def completion(prompt: str, seed: int) -> str:
     return f"    return {hashlib.sha256(f'{prompt}|{seed}'.encode()).hexdigest()[:12]!r}\n"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: _Fake
 
     def do_POST(self):  # noqa: N802 - http.server's name
         server = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with server.lock:
             server.prompts.append(body["prompt"])
             answered = len(server.prompts)
         time.sleep(server.delay_s)
         if server.mode == "refuse":
-            self._send(400, {"error": {"message": "prompt too long"}})
+            self.send_json(400, {"error": {"message": "prompt too long"}})
         elif server.mode == "500" and answered > server.ok_first:
-            self._send(500, {"error": {"message": "engine dead"}})
+            self.send_json(500, {"error": {"message": "engine dead"}})
         else:
             texts = [completion(body["prompt"], body["seed"] + i) for i in range(body["n"])]
-            self._send(200, {"choices": [{"index": i, "text": t} for i, t in enumerate(texts)]})
-
-    def _send(self, status, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            self.send_json(200, {"choices": [{"index": i, "text": t} for i, t in enumerate(texts)]})
 
 
 @pytest.fixture
