@@ -22,6 +22,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.progress import stage
 from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.generation import SamplingTotals
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results
 from boi.runner import (
@@ -184,10 +185,11 @@ def merge_runs(
         problems = {v.task_id: v for v in variants}
         paths = build_run_report(config, out, results, problems, similarity)
         table = Path(paths.table_md).read_text(encoding="utf-8")
-    generation = {
-        key: sum(int(s.run.manifest.get("generation", {}).get(key, 0)) for s in shards)
-        for key in ("requested_samples", "unique_samples", "cache_hits", "generated", "empty")
-    }
+    totals = SamplingTotals()
+    for shard in shards:
+        recorded = shard.run.manifest.get("generation") or {}
+        totals.add(SamplingTotals(**{k: int(recorded.get(k, 0)) for k in totals.to_json()}))
+    generation = totals.to_json()
     run.complete(
         generation=generation,
         report={k: str(v) for k, v in vars(paths).items()},

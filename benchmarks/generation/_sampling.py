@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from benchmarks.common.progress import stage
 from benchmarks.generation._backend import Backend
@@ -52,21 +52,14 @@ class SamplingTotals:
     cache_hits: int = 0
     generated: int = 0
     empty: int = 0
-    empty_ids: list[tuple[str, int]] = field(default_factory=list)
+    """Completions empty after post-processing (they count as failures)."""
 
     def add(self, other: SamplingTotals) -> None:
-        for name in ("requested_samples", "unique_samples", "cache_hits", "generated", "empty"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.empty_ids += other.empty_ids
+        for name, value in other.to_json().items():
+            setattr(self, name, getattr(self, name) + value)
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "requested_samples": self.requested_samples,
-            "unique_samples": self.unique_samples,
-            "cache_hits": self.cache_hits,
-            "generated": self.generated,
-            "empty": self.empty,
-        }
+        return dataclasses.asdict(self)
 
 
 def sample_prompts(
@@ -82,8 +75,9 @@ def sample_prompts(
 ) -> tuple[list[Sample], SamplingTotals]:
     """n samples of every prompt of every group under every seed, in (seed, group, id) order.
 
-    Each group's decoding is used as given with its seed replaced. With `log` and `timings`,
-    each call is a logged stage named `generate {what} seed {seed}` (plus the group's name).
+    Each group's decoding is used as given with its seed replaced. With `log`, each call's
+    summary is logged; with `timings` too, each call is a timed stage named
+    `generate {what} seed {seed}` (plus the group's name).
     `totals` counts this call only: a caller that warns about empty completions warns about
     its own.
     """
@@ -98,9 +92,10 @@ def sample_prompts(
             if log is not None and timings is not None:
                 with stage(name, log, timings, prefix):
                     outcome = generate_samples(backend, group.prompts, decoding, cache_path)
-                log(f"  {outcome.summary()}")
             else:
                 outcome = generate_samples(backend, group.prompts, decoding, cache_path)
+            if log is not None:
+                log(f"  {outcome.summary()}")
             totals.add(
                 SamplingTotals(
                     requested_samples=outcome.requested_samples,
@@ -108,7 +103,6 @@ def sample_prompts(
                     cache_hits=outcome.cache_hits,
                     generated=outcome.generated,
                     empty=len(outcome.empty),
-                    empty_ids=list(outcome.empty),
                 )
             )
             for prompt_id in group.prompts:

@@ -306,10 +306,7 @@ def _passk(
         [PromptGroup({p.task_id: p.prompt for p in problems}, spec.decoding)],
         [spec.decoding.seed],
         out / "generations.jsonl",
-        log=log,
-        timings={},  # the caller times pass@k as one stage
-        what=f"{label} {spec.dataset}",
-        prefix="boi bias",
+        log=log,  # not timed: the caller times pass@k as one stage
     )
     samples = [
         {"task_id": s.prompt_id, "completion": s.completion, "model": label, "sample_index": s.sample_index}
