@@ -14,6 +14,9 @@ from perturb.transforms import (
     transform_labels,
 )
 
+# ReCode's families register themselves on import, beside the catalogue above.
+import perturb.recode  # noqa: E402,F401  isort: skip
+
 __all__ = [
     "CATALOGUE",
     "TRANSFORMS",

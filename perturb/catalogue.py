@@ -64,8 +64,20 @@ class PerturbConfig:
             "(`boi perturb --list` shows each one's parameters)"
         },
     )
+    random_seeds: int = field(
+        default=1,
+        metadata={
+            "help": "variants of each stochastic transformation (typos, synonyms, dead code, "
+            "...): one per seed seed, seed+1, ... (ReCode releases 10, s0..s9); the report "
+            "takes the worst case over them. Deterministic transformations get one"
+        },
+    )
 
     def __post_init__(self) -> None:
+        if self.random_seeds < 1:
+            raise UserError(
+                f"random_seeds {self.random_seeds} is below 1; use 1, or 10 as ReCode does."
+            )
         self.bound()  # unknown names, parameters and repeats are UserErrors with a suggestion
 
     def bound(self) -> list[Transform]:
@@ -130,25 +142,32 @@ def run_catalogue(
     variants, not_applied = [], []
     for problem in usable:
         for transform in transforms:
-            outcome = transform(problem, keywords.get(problem.task_id), config.seed)
-            if isinstance(outcome, NotApplicable):
-                not_applied.append((problem.task_id, transform.name, outcome.reason))
-                if config.keep_unchanged and transform.name not in PROBES:
-                    variants.append(
-                        unchanged_variant(problem, transform, outcome.reason, config.seed)
-                    )
-            else:
-                variants.extend(outcome)
+            seeded = transform.stochastic and config.random_seeds > 1
+            for tag in range(config.random_seeds if seeded else 1):
+                seed, seed_tag = config.seed + tag, (tag if seeded else None)
+                outcome = transform(problem, keywords.get(problem.task_id), seed, seed_tag)
+                if isinstance(outcome, NotApplicable):
+                    if tag == 0:  # the reason is the problem's, not the seed's: said once
+                        not_applied.append((problem.task_id, transform.name, outcome.reason))
+                    if config.keep_unchanged and transform.name not in PROBES:
+                        variants.append(
+                            unchanged_variant(problem, transform, outcome.reason, seed, seed_tag)
+                        )
+                else:
+                    variants.extend(outcome)
     return CatalogueResult(variants, not_applied, keywords, split.failures)
 
 
-def unchanged_variant(problem: Problem, transform: Transform, reason: str, seed: int) -> Problem:
+def unchanged_variant(
+    problem: Problem, transform: Transform, reason: str, seed: int, seed_tag: int | None = None
+) -> Problem:
     """`problem` as the variant of a transformation that did not apply to it."""
     step = LineageStep(
         transform.name, transform.version, transform.params, seed, {"unchanged": reason}
     )
+    suffix = f"@s{seed_tag}" if seed_tag is not None else ""
     return problem.replace(
-        task_id=f"{problem.task_id}::{transform.name}", lineage=problem.lineage + (step,)
+        task_id=f"{problem.task_id}::{transform.name}{suffix}", lineage=problem.lineage + (step,)
     )
 
 

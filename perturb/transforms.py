@@ -79,6 +79,8 @@ class Transform:
     """It may make several variants of one problem: ids always carry an index (`::name/0`)."""
     description: str
     _apply: Apply = field(repr=False, compare=False)
+    stochastic: bool = False
+    """It draws from its `rng`: a run may ask for several seeds of it (ReCode's s0..s9)."""
 
     def variants(
         self, problem: Problem, keywords: KeywordAnalysis | None = None, seed: int = 0
@@ -89,9 +91,17 @@ class Transform:
         return self._apply(problem, keywords, seed)
 
     def __call__(
-        self, problem: Problem, keywords: KeywordAnalysis | None = None, seed: int = 0
+        self,
+        problem: Problem,
+        keywords: KeywordAnalysis | None = None,
+        seed: int = 0,
+        seed_tag: int | None = None,
     ) -> Outcome:
-        """Variants of `problem` (split into blocks), or NotApplicable."""
+        """Variants of `problem` (split into blocks), or NotApplicable.
+
+        `seed_tag`: this is the seed_tag-th of several seeds of a stochastic transformation;
+        its variant ids end in `@s<seed_tag>` (ReCode's `_s<seed>` files), so the seeds' variants
+        of one problem stay apart and the report takes the worst case over them."""
         if problem.blocks is None:
             return NotApplicable("the problem has not been split into blocks")
         outcome = self.variants(problem, keywords, seed)
@@ -104,7 +114,9 @@ class Transform:
             else:
                 indexed = len(outcome) > 1 or self.multi_variant
                 variant = variant.replace(
-                    task_id=f"{problem.task_id}::{self.name}" + (f"/{index}" if indexed else ""),
+                    task_id=f"{problem.task_id}::{self.name}"
+                    + (f"/{index}" if indexed else "")
+                    + (f"@s{seed_tag}" if seed_tag is not None else ""),
                     source_task_id=problem.source_task_id,
                     lineage=problem.lineage
                     + (LineageStep(self.name, self.version, self.params, seed, changes),),
@@ -132,6 +144,10 @@ class TransformFactory:
         bind: Callable[[dict[str, Any]], Apply],
         steps: tuple[str, ...] = (),
         label: str | None = None,
+        stochastic: bool = False,
+        family: str | None = None,
+        recode_name: str | None = None,
+        baseline: str = "original",
     ) -> None:
         self.name = name
         self.version = version
@@ -145,6 +161,17 @@ class TransformFactory:
         """Its row name in reports (the paper's Table 3 names); None: the name itself."""
         self.steps = steps
         """The registered transformations a chain applies, in order (empty: not a chain)."""
+        self.stochastic = stochastic
+        """It draws from its `rng` (a run may ask for several seeds of it)."""
+        self.family = family
+        """Its family (`FAMILIES`), for listings, configs and the severity ranking."""
+        self.recode_name = recode_name
+        """ReCode's name for the same perturbation (its `config.json`), where there is one:
+        the name of ReCode's released files and of ours in `--format recode`."""
+        self.baseline = baseline
+        """The registered transformation its drops are measured against: `original`, or
+        `partial_code` for ReCode's families on partial code (ReCode compares those with its
+        nominal partial prompts)."""
         self._bind = bind
 
     def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,6 +199,7 @@ class TransformFactory:
             self.multi_variant,
             self.description,
             self._bind(checked),
+            self.stochastic,
         )
 
     def __repr__(self) -> str:
@@ -193,6 +221,14 @@ CATALOGUE = (
 # Analysis probes: registered like transformations, but not robustness tests (they remove
 # blocks the catalogue never removes together).
 PROBES = ("name_only",)
+FAMILIES = {
+    "blocks": "Blocks of Influence: drop keywords, drop the examples, anonymize (the paper's catalogue)",
+    "docstring": "ReCode's natural-language perturbations of the docstring's description",
+    "function_name": "ReCode's renamings of the function under test",
+    "syntax": "ReCode's code-syntax perturbations of the partial code (prompt + half the solution)",
+    "format": "ReCode's format perturbations of the partial code",
+}
+"""Family name -> what its transformations perturb."""
 
 
 def _summary(doc: str | None) -> str:
@@ -205,6 +241,10 @@ def transform(
     needs_keywords: bool = False,
     multi_variant: bool = False,
     label: str | None = None,
+    *,
+    family: str | None = None,
+    recode: str | None = None,
+    baseline: str = "original",
 ) -> Callable[[Callable[..., Variants]], TransformFactory]:
     """Register `fn(problem, keywords, *, **params)` as the transformation `name`.
 
@@ -213,9 +253,13 @@ def transform(
     transformation's parameters; a keyword-only `rng` is not a parameter but receives
     `transform_rng(seed, task id, name)`. `multi_variant`: it may make several variants of one
     problem (ids then always carry an index, even when a problem yields only one). `label`: its
-    row name in reports (default: `name`). Registering a name again replaces it. Returns the
-    factory (also in `TRANSFORMS[name]`).
+    row name in reports (default: `name`). `family`: one of `FAMILIES`; `recode`: ReCode's name
+    for the same perturbation; `baseline`: what its drops are measured against (see
+    `TransformFactory.baseline`). A transformation that takes an `rng` is stochastic. Registering
+    a name again replaces it. Returns the factory (also in `TRANSFORMS[name]`).
     """
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"transform {name}: family {family!r} is not one of {sorted(FAMILIES)}")
 
     def register(fn: Callable[..., Variants]) -> TransformFactory:
         signature = inspect.signature(fn)
@@ -251,6 +295,10 @@ def transform(
             description=_summary(fn.__doc__),
             bind=bind,
             label=label,
+            stochastic=wants_rng,
+            family=family,
+            recode_name=recode,
+            baseline=baseline,
         )
         factory.__doc__ = fn.__doc__
         TRANSFORMS[name] = factory
@@ -333,6 +381,9 @@ def register_chain(
         bind=bind,
         steps=tuple(steps),
         label=label,
+        stochastic=any(f.stochastic for f in factories),
+        family=factories[0].family,
+        baseline=factories[0].baseline,
     )
     TRANSFORMS[name] = factory
     return factory
@@ -374,6 +425,21 @@ def transform_labels() -> dict[str, str]:
     """name -> report row name for the transformations that declare one, in catalogue order
     (the paper's Table 3 rows); others are reported under their own name."""
     return {name: f.label for name, f in TRANSFORMS.items() if f.label is not None}
+
+
+def transform_baselines() -> dict[str, str]:
+    """name -> the transformation its drops are measured against, for those not measured
+    against `original` (ReCode's partial-code families: `partial_code`)."""
+    return {name: f.baseline for name, f in TRANSFORMS.items() if f.baseline != "original"}
+
+
+def transforms_of_family(family: str) -> list[str]:
+    """The registered transformations of `family`, in registration order."""
+    if family not in FAMILIES:
+        raise UserError(
+            f"Unknown family {family!r}{suggest(family, FAMILIES)}; choose from {', '.join(FAMILIES)}."
+        )
+    return [name for name, f in TRANSFORMS.items() if f.family == family]
 
 
 def bind_transforms(
@@ -558,7 +624,7 @@ def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicabl
 # --- the catalogue ----------------------------------------------------------------------
 
 
-@transform("original", "1", label="Original")
+@transform("original", "1", label="Original", family="blocks")
 def original(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """The unmodified problem (the baseline every drop is measured against)."""
     return [Variant(problem, {})]
@@ -574,7 +640,9 @@ def _no_keyword(keywords: KeywordAnalysis, name_evidence: bool) -> NotApplicable
     return NotApplicable("every droppable keyword is recovered only from the function's name")
 
 
-@transform("drop_one", "1", needs_keywords=True, multi_variant=True, label="Drop One")
+@transform(
+    "drop_one", "1", needs_keywords=True, multi_variant=True, label="Drop One", family="blocks"
+)
 def drop_one(
     problem: Problem, keywords: KeywordAnalysis, *, name_evidence: bool = True
 ) -> Variants:
@@ -586,7 +654,7 @@ def drop_one(
     return [_drop_keywords(problem, [d]) for d in droppable]
 
 
-@transform("drop_all", "1", needs_keywords=True, label="Drop All")
+@transform("drop_all", "1", needs_keywords=True, label="Drop All", family="blocks")
 def drop_all(
     problem: Problem, keywords: KeywordAnalysis, *, name_evidence: bool = True
 ) -> Variants:
@@ -598,7 +666,7 @@ def drop_all(
     return [_drop_keywords(problem, droppable)]
 
 
-@transform("drop_examples", "1", label="Drop Ex")
+@transform("drop_examples", "1", label="Drop Ex", family="blocks")
 def drop_examples(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """Remove the whole example block."""
     examples = problem.block("examples")
@@ -616,7 +684,7 @@ def drop_examples(problem: Problem, keywords: KeywordAnalysis | None) -> Variant
     return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
 
 
-@transform("anonymize", "1", label="Anon")
+@transform("anonymize", "1", label="Anon", family="blocks")
 def anonymize(
     problem: Problem, keywords: KeywordAnalysis | None, *, name: str = "func"
 ) -> Variants:

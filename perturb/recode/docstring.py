@@ -1,0 +1,1 @@
+"""Being built (issue 25): see perturb/recode/__init__.py."""
