@@ -13,7 +13,7 @@ from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
 from boi.analysis import open_run, report_sections
 from critic.similarity import read_similarities
-from perturb.transforms import transform_labels
+from perturb.transforms import transform_baselines, transform_labels
 
 
 def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, list[int]]:
@@ -104,6 +104,7 @@ def report_from_files(
         seed=seed,
         completions_per_variant=completions,
         labels=transform_labels(),
+        baselines=transform_baselines(),
         notes=notes,
         sections=report_sections(source) if source.is_dir() else (),
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,12 @@ from critic.scoring import SCORERS, HFScorerConfig, load_scorer
 from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import KeywordConfig
-from perturb.transforms import CATALOGUE, bind_transforms, transform_labels
+from perturb.transforms import (
+    CATALOGUE,
+    bind_transforms,
+    transform_baselines,
+    transform_labels,
+)
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,13 @@ class RunConfig:
         default=0,
         metadata={"help": "seed of the perturbation stage and of the report's bootstrap"},
     )
+    random_seeds: int = field(
+        default=1,
+        metadata={
+            "help": "variants of each stochastic transformation, one per seed (ReCode: 10, its "
+            "s0..s9); the report takes the worst case over them (PerturbConfig.random_seeds)"
+        },
+    )
 
     def __post_init__(self) -> None:
         bind_transforms(self.transforms, self.transform_params, self.anonymous_name)
@@ -284,12 +297,21 @@ class RunOutcome:
     generation: dict[str, Any]
 
 
+# Options added after run directories existed, with the value that means what those runs did:
+# at that value they are left out of the identity, so older directories still resume.
+_LATER_OPTIONS = {"random_seeds": 1}
+
+
 def run_identity(config: RunConfig) -> dict[str, Any]:
     """The config as far as it decides the run's numbers: each model without the options that
     only decide how requests travel (`BackendSpec.identity_mapping`: timeouts, concurrency,
     retries, a pool's servers). A run directory belongs to this, so it resumes after such an
     option changed (a dead server taken out of a pool)."""
-    return {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
+    identity = {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
+    for key, old_behaviour in _LATER_OPTIONS.items():
+        if identity.get(key) == old_behaviour:
+            del identity[key]
+    return identity
 
 
 def run_hash(config: RunConfig) -> str:
@@ -341,6 +363,20 @@ def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
     return problems[: spec.limit] if spec.limit else problems
 
 
+def _given_variants(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    """A dataset of variants made elsewhere (`boi perturb --out`, ReCode's released files):
+    every record already carries its lineage, so the run takes them as they are. task_ids and
+    limit select source problems, with all their variants."""
+    originals = [p for p in problems if p.transform == "original"]
+    if not originals:
+        raise UserError(
+            f"dataset {spec.label} holds variants but no original problems; drops are measured "
+            "against the originals, so include them (boi perturb writes them with the variants)."
+        )
+    kept = {p.task_id for p in _select(originals, spec)}
+    return [p for p in problems if p.source_task_id in kept]
+
+
 def _perturb(
     config: RunConfig, out: Path | None, log: Callable[[str], None]
 ) -> tuple[list[Problem], dict[str, str]]:
@@ -354,6 +390,7 @@ def _perturb(
         config.keywords,
         config.keep_unchanged,
         config.transform_params,
+        config.random_seeds,
     )
     variants: list[Problem] = []
     dataset_of: dict[str, str] = {}
@@ -362,6 +399,16 @@ def _perturb(
         loaded = load_benchmark(spec.name, spec.data)
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
+        if any(p.lineage for p in loaded.problems):
+            given = _given_variants(loaded.problems, spec)
+            variants += given
+            dataset_of.update({v.task_id: spec.label for v in given})
+            names = Counter(v.transform for v in given)
+            log(
+                f"  {spec.label}: {len(given)} variants as given (not perturbed again); "
+                + ", ".join(f"{name} {count}" for name, count in names.items())
+            )
+            continue
         selected = _select(loaded.problems, spec)
         result = run_catalogue(selected, perturb_config)
         for task_id, reason in result.split_failures.items():
@@ -640,6 +687,7 @@ def build_run_report(
         seed=config.perturb_seed,
         title=f"boi run {out.name}",
         labels=transform_labels(),
+        baselines=transform_baselines(),
         sections=report_sections(out),
     )
 

@@ -5,13 +5,16 @@ from perturb.catalogue import CatalogueResult, PerturbConfig, apply_catalogue, r
 from perturb.keywords import KeywordConfig, analyze_keywords
 from perturb.transforms import (
     CATALOGUE,
+    FAMILIES,
     TRANSFORMS,
     NotApplicable,
     Variant,
     get_transform,
     register_chain,
     transform,
+    transform_baselines,
     transform_labels,
+    transforms_of_family,
 )
 
 # ReCode's families register themselves on import, beside the catalogue above.
@@ -19,6 +22,7 @@ import perturb.recode  # noqa: E402,F401  isort: skip
 
 __all__ = [
     "CATALOGUE",
+    "FAMILIES",
     "TRANSFORMS",
     "CatalogueResult",
     "KeywordConfig",
@@ -33,5 +37,7 @@ __all__ = [
     "split_blocks",
     "split_dataset",
     "transform",
+    "transform_baselines",
     "transform_labels",
+    "transforms_of_family",
 ]

@@ -103,18 +103,20 @@ def summarize_results(
     seed: int = 0,
     confidence: float = 0.95,
     labels: Mapping[str, str] | None = None,
+    baselines: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The table's numbers (JSON-ready: NaN as None) without writing anything.
 
     `labels` names the transformations' rows, in order (`perturb.transform_labels()`); without
-    it rows carry the catalogue names.
+    it rows carry the catalogue names. `baselines` (`perturb.transform_baselines()`) names the
+    transformations measured against another than the original.
 
     Keys: `columns` (dataset, model, setting, k), `rows` (transform, label, one cell per column:
     problems, pass_at_k, ci_low/ci_high, original_same_problems, relative_drop,
     drop_ci_low/drop_ci_high, robust_pass_at_k; None where the transformation has no data),
     `flips`, `name_only`, `bootstrap`, `ks_by_setting`. Values are fractions (0-1).
     """
-    runs = collect_runs(results, problems, TransformNames(labels or {}))
+    runs = collect_runs(results, problems, TransformNames(labels or {}, baselines or {}))
     table = summarize_runs(
         runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence
     )
@@ -144,6 +146,7 @@ def build_report(
     completions_per_variant: int = 3,
     title: str = "boi report",
     labels: Mapping[str, str] | None = None,
+    baselines: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
     sections: Sequence[ReportSection] = (),
 ) -> ReportPaths:
@@ -152,7 +155,8 @@ def build_report(
     Each file is written atomically; report.html goes last, so its presence means the rest is
     there. `critic` maps variant task ids to their critic similarity in percent (see
     `critic.similarity.read_similarities`); `labels` names and orders the transformations' rows
-    (`perturb.transform_labels()`, the paper's Table 3 names); `notes` (what the input lacked
+    (`perturb.transform_labels()`, the paper's Table 3 names); `baselines`
+    (`perturb.transform_baselines()`) names those measured against another than the original; `notes` (what the input lacked
     and what was assumed, e.g. from `join_external_results`) head table.md and the HTML page;
     `sections` (the analyses of a run directory) follow the HTML page's own sections.
     matplotlib is imported only when plots are drawn (Agg backend).
@@ -163,7 +167,7 @@ def build_report(
         )
     results = list(results)
     notes = [*notes, *judging_notes(results, problems)]
-    runs = collect_runs(results, problems, TransformNames(labels or {}))
+    runs = collect_runs(results, problems, TransformNames(labels or {}, baselines or {}))
     table = jsonable(
         summarize_runs(runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence)
     )

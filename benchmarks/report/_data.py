@@ -41,6 +41,13 @@ class TransformNames:
     """
 
     labels: Mapping[str, str] = field(default_factory=dict)
+    baselines: Mapping[str, str] = field(default_factory=dict)
+    """name -> the transformation its drops are measured against, where that is not the
+    original (`perturb.transform_baselines()`: ReCode's partial-code families against
+    `partial_code`, as ReCode measures them against its nominal partial prompts)."""
+
+    def baseline(self, name: str) -> str:
+        return self.baselines.get(name, ORIGINAL)
 
     def label(self, name: str) -> str:
         if name == ORIGINAL:
@@ -94,6 +101,32 @@ class Run:
             for t, name in self.transform_of.items()
             if name == ORIGINAL
         }
+
+    def baseline(self, transform: str) -> dict[str, list[bool]]:
+        """Source task id -> outcomes on what `transform` is measured against: the original,
+        or (`TransformNames.baselines`) the one variant per problem of another transformation."""
+        name = self.names.baseline(transform)
+        if name == ORIGINAL:
+            return self.original()
+        out: dict[str, list[bool]] = {}
+        for source, variants in self.variants(name).items():
+            if len(variants) != 1:
+                raise UserError(
+                    f"{self.dataset} / {self.model} / {self.setting}: {source} has "
+                    f"{len(variants)} variants of {name}, the baseline of {transform}; a baseline "
+                    "needs exactly one per problem."
+                )
+            out[source] = next(iter(variants.values()))
+        return out
+
+    def missing_baselines(self) -> list[tuple[str, str]]:
+        """(transformation, baseline) for each transformation present whose baseline is not."""
+        present = set(self.transform_of.values())
+        return [
+            (name, self.names.baseline(name))
+            for name in self.transforms()
+            if self.names.baseline(name) not in present
+        ]
 
     def variants(self, transform: str) -> dict[str, dict[str, list[bool]]]:
         """Source task id -> {variant task id -> outcomes} under one transformation."""

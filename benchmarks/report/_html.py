@@ -191,9 +191,9 @@ def _runs_html(runs: Sequence[Run], task_id: str, limit: int) -> str:
 
 def _variant_states(run: Run, flips: Mapping[str, Any]) -> dict[str, str]:
     """Variant task id -> solved/failed (kept), lost or gained, from the flip tables."""
-    original = run.original()
     states: dict[str, str] = {}
     for transform, table in flips.items():
+        original = run.baseline(transform)
         lost, gained = set(table["lost"]), set(table["gained"])
         for source, variants in run.variants(transform).items():
             if source not in original:

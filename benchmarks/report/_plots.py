@@ -337,11 +337,11 @@ def _critic_plot(context: PlotContext) -> Figure | None:
         if (run.dataset, run.model) != (context.dataset, context.model):
             continue
         k = min(columns[i]["k"] for i in context.indices if columns[i]["setting"] == run.setting)
-        original = run.original()
         points: dict[str, list[tuple[float, float]]] = {}
         for transform in run.transforms():
             if transform == NAME_ONLY:
                 continue
+            original = run.baseline(transform)
             for source, variants in run.variants(transform).items():
                 if source not in original or len(original[source]) < k:
                     continue

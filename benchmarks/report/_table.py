@@ -63,6 +63,11 @@ def _check_ks(runs: Sequence[Run], ks_by_setting: Mapping[str, Sequence[int]]) -
                 f"{run.dataset} / {run.model} / {run.setting} has no samples on the original problems; "
                 "drops are measured against Original, so generate those too."
             )
+        for name, baseline in run.missing_baselines():
+            raise UserError(
+                f"{run.dataset} / {run.model} / {run.setting}: {name} is measured against "
+                f"{baseline}, which the results lack; add {baseline} to the transformations."
+            )
         most = max(len(v) for v in original.values())
         if not ks_by_setting[run.setting]:
             raise UserError(
@@ -176,6 +181,13 @@ def _name_only(run: Run) -> dict[str, Any] | None:
     }
 
 
+def _row_label(naming: TransformNames, name: str) -> str:
+    """The row's name, saying what it is measured against where that is not the original."""
+    baseline = naming.baseline(name)
+    suffix = f" (vs {naming.label(baseline)})" if baseline != ORIGINAL else ""
+    return naming.label(name) + suffix
+
+
 def summarize_runs(
     runs: Sequence[Run],
     ks_by_setting: Mapping[str, Sequence[int]],
@@ -200,19 +212,21 @@ def summarize_runs(
     naming = runs[0].names if runs else TransformNames()
     names = naming.order({t for run in runs for t in run.transforms()})
     rows: list[_Row] = [{"transform": ORIGINAL, "label": naming.label(ORIGINAL), "cells": []}]
-    rows += [{"transform": t, "label": naming.label(t), "cells": []} for t in names]
+    rows += [{"transform": t, "label": _row_label(naming, t), "cells": []} for t in names]
     flips = []
     for run in runs:
         original = run.original()
         variants = {t: run.variants(t) for t in run.transforms()}
+        baselines = {t: run.baseline(t) for t in run.transforms()}
         for k in sorted(set(ks_by_setting[run.setting])):
             for row in rows:
                 cell: dict[str, Any] | None
-                if row["transform"] == ORIGINAL:
+                name = row["transform"]
+                if name == ORIGINAL:
                     cell = _original_cell(original, k, bootstrap, confidence, seed)
-                elif row["transform"] in variants:
+                elif name in variants:
                     cell = _transform_cell(
-                        original, variants[row["transform"]], k, bootstrap, confidence, seed
+                        baselines[name], variants[name], k, bootstrap, confidence, seed
                     )
                 else:
                     cell = None
@@ -222,7 +236,7 @@ def summarize_runs(
                 "dataset": run.dataset,
                 "model": run.model,
                 "setting": run.setting,
-                "transforms": {t: flip_table(original, v) for t, v in variants.items()},
+                "transforms": {t: flip_table(baselines[t], v) for t, v in variants.items()},
             }
         )
     name_only = [entry for run in runs if (entry := _name_only(run)) is not None]
