@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
     "merge": ("boi.commands.merge", "the shards of one boi run (--shard I/N) as one run + report"),
+    "rank": (
+        "boi.commands.rank",
+        "which transformation hurts most: severity ranking across runs (models)",
+    ),
     "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
     "critic": (
         "boi.commands.critic",

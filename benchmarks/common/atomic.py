@@ -21,12 +21,17 @@ def umask_mode() -> int:
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file atomically (temporary file + rename)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write a file atomically (temporary file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, umask_mode())
         os.replace(tmp, path)
     except BaseException:

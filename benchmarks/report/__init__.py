@@ -48,6 +48,7 @@ from benchmarks.report._plots import (
     line_chart,
     plot,
 )
+from benchmarks.report._severity import format_severity_markdown, severity_ranking
 from benchmarks.report._table import (
     format_name_only_csv,
     format_table_csv,
@@ -73,10 +74,12 @@ __all__ = [
     "line_chart",
     "ReportPaths",
     "build_report",
+    "format_severity_markdown",
     "format_table_markdown",
     "join_external_results",
     "read_results",
     "results_files",
+    "severity_ranking",
     "summarize_results",
 ]
 
@@ -180,6 +183,7 @@ def build_report(
         html=out / "report.html",
         name_only_csv=(out / "name_only.csv") if table["name_only"] else None,
     )
+    ranking = severity_ranking([table])
     document = render_html(
         table,
         runs,
@@ -189,9 +193,13 @@ def build_report(
         title=title,
         notes=notes,
         extra_sections=[(s.anchor, s.title, s.html) for s in sections],
+        severity=ranking if len(ranking) > 1 else None,
     )
     noted = "".join(f"> Note: {n}\n" for n in notes) + ("\n" if notes else "")
-    write_text_atomic(paths.table_md, noted + format_table_markdown(table))
+    severity = (
+        "\n## Severity ranking\n\n" + format_severity_markdown(ranking) if len(ranking) > 1 else ""
+    )
+    write_text_atomic(paths.table_md, noted + format_table_markdown(table) + severity)
     write_text_atomic(paths.table_csv, format_table_csv(table))
     write_text_atomic(
         paths.table_json, json.dumps(table, indent=1, ensure_ascii=False, allow_nan=False) + "\n"

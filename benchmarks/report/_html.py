@@ -24,6 +24,7 @@ from benchmarks.report._data import (
     TransformNames,
 )
 from benchmarks.report._highlight import ADDED, REMOVED, REPLACED, PromptDiff, Segment, diff_prompts
+from benchmarks.report._severity import SEVERITY_NOTE, severity_rows
 from benchmarks.report._table import (
     ROBUST_NOTE,
     column_groups,
@@ -555,21 +556,26 @@ def render_html(
     title: str = "boi report",
     notes: Sequence[str] = (),
     extra_sections: Sequence[tuple[str, str, str]] = (),
+    severity: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """The whole report as one HTML document (figures embedded as base64 PNG); `notes` are
-    shown first, as warnings; `extra_sections` (anchor, title, HTML) come last."""
+    shown first, as warnings; `severity` (`severity_ranking`) follows the table;
+    `extra_sections` (anchor, title, HTML) come last."""
     page = _Page(table, runs, problems, critic, completions_per_variant)
     samples = sum(len(s) for run in runs for s in run.samples.values())
     boot = table["bootstrap"]
     sections = [
         "".join(f'<p class="warn">{esc(note)}</p>' for note in notes),
         page.tables(),
+        severity_html(severity) if severity else "",
         page.figures(),
         page.flip_section(),
         page.name_only_section(),
         page.problems_section(),
     ]
-    nav = [("table", "Table"), ("plots", "Plots"), ("flips", "Flips")]
+    nav = [("table", "Table")]
+    nav += [("severity", "Severity")] if severity else []
+    nav += [("plots", "Plots"), ("flips", "Flips")]
     if table["name_only"]:
         nav.append(("name-only", "Name only"))
     nav.append(("problems", "Problems"))
@@ -582,6 +588,18 @@ def render_html(
         f"bootstrap {boot['resamples']} resamples, seed {boot['seed']}"
     )
     return html_document(title, subtitle, nav, sections)
+
+
+def severity_html(ranking: Sequence[Mapping[str, Any]]) -> str:
+    """The severity ranking section (`benchmarks.report._severity`)."""
+    header, rows = severity_rows(ranking)
+    out = ['<h2 id="severity">Severity ranking</h2><table><tr>']
+    out += [f"<th>{esc(h)}</th>" for h in header]
+    out.append("</tr>")
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>")
+    out.append(f'</table><p class="note">{esc(SEVERITY_NOTE)}</p>')
+    return "".join(out)
 
 
 def html_document(
