@@ -29,6 +29,8 @@ DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
         "humaneval": "benchmarks.loaders.humaneval:load_humaneval",
         "mbpp": "benchmarks.loaders.mbpp:load_mbpp",
         "code_contests": "benchmarks.loaders.code_contests:load_code_contests",
+        "recode_humaneval": "perturb.recode.interop:load_recode_humaneval",
+        "recode_mbpp": "perturb.recode.interop:load_recode_mbpp",
     },
 )
 JSONL_FILE = "a path to a HumanEval-format JSONL file"
