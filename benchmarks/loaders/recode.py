@@ -44,7 +44,7 @@ FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
 REQUIRED = ("task_id", "prompt", "entry_point", "test")
 SPLIT_MARKER = "# print('@@this is the line to split##')"
 """The comment line ReCode's `partial` field holds where the partial prompt ends."""
-DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
+DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 RELEASE_HELP = (
     "pass ReCode's dataset-release folder (github.com/amazon-science/recode) or one written by "
     "boi perturb --format recode"
@@ -55,7 +55,7 @@ def check_dataset_name(dataset: str) -> str:
     """`dataset` when it can name ReCode files (`DATASET_NAME_sK.jsonl`), else a UserError."""
     if not DATASET_NAME.fullmatch(dataset):
         raise UserError(
-            f"{dataset!r} cannot name ReCode files; use letters, digits, dots and dashes "
+            f"{dataset!r} cannot name ReCode files; use letters, digits, underscores, dots and dashes "
             "(ReCode's are humaneval and mbpp)."
         )
     return dataset
@@ -127,12 +127,15 @@ def find_release(root: str | os.PathLike[str], dataset: str) -> ReleaseFiles:
             )
         perturbed[key] = path
     nominal = _nominal(root, nominal_file(dataset))
-    if nominal is None:
-        holds = "ReCode's perturbed files" if perturbed else "no ReCode files"
+    if nominal is None and perturbed:
         raise UserError(
-            f"{root} holds {holds} for {dataset} but not the originals "
-            f"{nominal_file(dataset)} (the nominal data drops are measured against); "
-            f"{RELEASE_HELP}."
+            f"{root} holds ReCode's perturbed files for {dataset} but not the originals "
+            f"{nominal_file(dataset)} (what drops are measured against); {RELEASE_HELP}."
+        )
+    if nominal is None:
+        raise UserError(
+            f"{root} holds no ReCode files for {dataset}: neither the originals "
+            f"{nominal_file(dataset)} nor perturbed files {dataset}_NAME_sK.jsonl; {RELEASE_HELP}."
         )
     return ReleaseFiles(root, nominal, _nominal(root, partial_file(dataset)), perturbed)
 

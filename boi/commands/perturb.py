@@ -30,6 +30,7 @@ from perturb.catalogue import (
 )
 from perturb.export import to_hf_dataset
 from perturb.keywords import KeywordConfig
+from perturb.recode.interop import recode_dataset_name, write_recode
 from perturb.transforms import transform_parameters
 
 # `--context-filter/--no-context-filter` reads better than the field's own name.
@@ -41,7 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="where to read the named dataset from")
     add_names_argument(parser, "--transforms", help="catalogue entries (default: all); see --list")
     parser.add_argument("--list", action="store_true", help="list the transformations and exit")
-    parser.add_argument("--out", help="perturbed dataset JSONL")
+    parser.add_argument("--out", help="perturbed dataset JSONL (with --format recode: a folder)")
+    parser.add_argument(
+        "--format",
+        choices=("boi", "recode"),
+        default="boi",
+        help="boi: one JSONL of variants with lineage (default); recode: ReCode's release layout "
+        "(nominal/, perturbed_finalized/DATASET/full/GROUP/DATASET_NAME_sK.jsonl) for its scripts",
+    )
     parser.add_argument(
         "--keywords-out", help="also write every keyword decision per problem (JSONL)"
     )
@@ -69,13 +77,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<20} {description}" + (f" [{params}]" if params else ""))
         return 0
     if not args.out:
-        raise UserError("--out FILE is required (where to write the perturbed dataset).")
+        raise UserError(
+            "--out FILE is required (where to write the perturbed dataset; a folder with "
+            "--format recode)."
+        )
     keyword_config = from_mapping(KeywordConfig, overrides_from_args(args, KeywordConfig), "flags")
     config = from_mapping(
         PerturbConfig,
         {
             **overrides_from_args(
-                args, PerturbConfig, only=("anonymous_name", "seed", "keep_unchanged")
+                args,
+                PerturbConfig,
+                only=("anonymous_name", "seed", "keep_unchanged", "random_seeds"),
             ),
             "transforms": tuple(args.transforms) if args.transforms else PerturbConfig().transforms,
             "keywords": keyword_config,
@@ -86,10 +99,15 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_benchmark(args.dataset, args.data)
     result = run_catalogue(loaded.problems, config)
 
-    write_jsonl(args.out, (v.to_json() for v in result.variants))
     record = run_record(dataclasses.asdict(config), {"data": args.data} if args.data else None)
     record["summary"] = result.summary()
-    write_text_atomic(args.out + ".meta.json", json.dumps(record, indent=2, default=str))
+    meta = json.dumps(record, indent=2, default=str)
+    if args.format == "recode":
+        written = write_recode(result.variants, args.out, recode_dataset_name(args.dataset))
+        write_text_atomic(str(written.folder / "boi_perturb.meta.json"), meta)
+    else:
+        write_jsonl(args.out, (v.to_json() for v in result.variants))
+        write_text_atomic(args.out + ".meta.json", meta)
     if args.keywords_out:
         write_jsonl(args.keywords_out, (a.to_json() for a in result.keywords.values()))
     if args.hf_out:
@@ -112,5 +130,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"  not applied: {name}: {reason} ({count} problems)")
     for task_id, reason in result.split_failures.items():
         print(f"  skipped {task_id}: {reason}")
+    if args.format == "recode":
+        for note in written.notes:
+            print(f"  not in ReCode's layout: {note}")
+        print(
+            f"  ReCode files: {len(written.files)} (point ReCode's config.json data_path at "
+            f"{written.folder / 'nominal'}, output_adv_path at "
+            f"{written.folder / 'perturbed_finalized'})"
+        )
     print(f"wrote {args.out} ({problems} problems)" + (f", {args.hf_out}" if args.hf_out else ""))
     return 0

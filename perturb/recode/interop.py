@@ -126,7 +126,11 @@ def write_recode(
             str(partial_file(dataset_name)),
             ({**_record(p), "partial": marked[task]} for task, p in partials.items()),
         )
-    several = {name for name, members in _by_name(groups).items() if _repeats_a_task(members)}
+    several = {
+        name
+        for name, members in _by_name(groups).items()
+        if (name in TRANSFORMS and TRANSFORMS[name].multi_variant) or _repeats_a_task(members)
+    }
     for name in sorted(several):
         notes.append(
             RecodeNote(
@@ -172,6 +176,12 @@ def write_recode(
         )
     _remove_stale(folder, dataset_name, files)
     return RecodeWritten(folder, files, notes)
+
+
+def recode_dataset_name(dataset: str) -> str:
+    """The name ReCode's files get for `dataset` as `boi perturb` takes it: a registered name as
+    it is (lower case), a JSONL path by its file name up to the first dot."""
+    return check_dataset_name(Path(dataset).name.split(".")[0].lower())
 
 
 def _record(problem: Problem) -> dict[str, Any]:
