@@ -385,6 +385,11 @@ def test_the_released_humaneval_reads_as_variants_of_the_164_originals(release, 
     assert partial.prompt + partial.canonical_solution == (
         originals["HumanEval/0"].prompt + originals["HumanEval/0"].canonical_solution
     )
+    # Our `partial` field is ReCode's: rebuilt from its own split for all 127 split tasks.
+    nominal_partial = read_jsonl(release / "nominal/humaneval_partial.jsonl")
+    split = [r for r in nominal_partial if r["partial"] is not None]
+    assert len(split) == 127
+    assert all(mark_split(r["prompt"], r["canonical_solution"]) == r["partial"] for r in split)
     loaded = load_benchmark("recode_humaneval", release)
     assert [p.task_id for p in loaded.problems] == [p.task_id for p in problems]
     assert loaded.issues == []

@@ -78,11 +78,12 @@ def perturbed_file(dataset: str, group: str, name: str, seed: int) -> PurePosixP
 
 def mark_split(head: str, tail: str) -> str:
     """ReCode's `partial` field: `head` (the partial prompt), the split marker, then `tail` (the
-    rest of the solution). The marker takes the deeper indentation of the lines either side of
-    it, so the code still parses when the marker is turned back into a statement."""
+    rest of the solution). The marker takes the deeper indentation of the lines right before
+    and after it (a blank line counts as unindented), so the code still parses when the marker
+    is turned back into a statement."""
     if head and not head.endswith("\n"):
         head += "\n"
-    before = head.rstrip("\n").rpartition("\n")[2]
+    before = head[:-1].rpartition("\n")[2]
     after = tail.partition("\n")[0]
     indent = max(_indent(before), _indent(after), key=len)
     return f"{head}{indent}{SPLIT_MARKER}\n{tail}"

@@ -239,7 +239,8 @@ def _remove_stale(folder: Path, dataset: str, written: dict[str, int]) -> None:
         except (ValueError, KeyError, TypeError):
             earlier = []  # a damaged manifest: nothing is known to be ours, so nothing goes
     for relative in earlier:
-        if relative not in written and ".." not in Path(relative).parts:
+        path = Path(relative)  # a hand-edited manifest must not reach outside the folder
+        if relative not in written and not path.is_absolute() and ".." not in path.parts:
             (folder / relative).unlink(missing_ok=True)
     write_text_atomic(manifest, json.dumps({"files": sorted(written)}, indent=2) + "\n")
 
