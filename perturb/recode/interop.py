@@ -104,7 +104,7 @@ def write_recode(
     check_dataset_name(dataset_name)
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
-        raise UserError(f"{folder} is a file; --format recode writes a folder, pass its path.")
+        raise UserError(f"{folder} is a file; ReCode's layout is a folder, so pass a folder path.")
     originals = {p.source_task_id: p for p in variants if p.transform == ORIGINAL}
     partials = {p.source_task_id: p for p in variants if p.transform == PARTIAL}
     marked = {task: _partial_field(p, originals.get(task)) for task, p in partials.items()}
