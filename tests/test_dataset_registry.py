@@ -41,14 +41,23 @@ def toy():
 
 
 def test_builtin_datasets_are_registered():
-    assert list(DATASETS) == ["humaneval", "mbpp", "code_contests"]
-    assert dataset_help() == "humaneval, mbpp, code_contests, or a HumanEval-format JSONL path"
+    assert list(DATASETS) == [
+        "humaneval",
+        "mbpp",
+        "code_contests",
+        "recode_humaneval",
+        "recode_mbpp",
+    ]
+    assert dataset_help() == (
+        "humaneval, mbpp, code_contests, recode_humaneval, recode_mbpp, or a HumanEval-format "
+        "JSONL path"
+    )
 
 
 def test_load_benchmark_picks_it_up(toy):
     assert [p.task_id for p in load_benchmark("toy").problems] == ["Toy/0", "Toy/1"]
     assert len(load_benchmark("Toy", "1").problems) == 1  # names are case-insensitive
-    assert "code_contests, toy, or" in dataset_help()
+    assert "recode_mbpp, toy, or" in dataset_help()
     with pytest.raises(UserError, match="did you mean 'toy'"):
         load_benchmark("tyo")
 
@@ -85,7 +94,7 @@ def test_boi_run_picks_it_up(toy, tmp_path):
 
 def test_the_loaders_package_imports_without_a_cycle():
     """Each loader module imports first, on its own, in a fresh interpreter."""
-    for module in ("humaneval", "mbpp", "code_contests", "result"):
+    for module in ("humaneval", "mbpp", "code_contests", "recode", "result"):
         code = f"import benchmarks.loaders.{module}, benchmarks.loaders as l; l.load_benchmark"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr

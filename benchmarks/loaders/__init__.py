@@ -1,7 +1,8 @@
 """Benchmark loaders: each returns `Problem` records plus the problems it had to report.
 
 `load_benchmark(name_or_path, data=...)` is the one entry point the CLI and the runner use: a
-name registered in `DATASETS` (`humaneval`, `mbpp`, `code_contests`), or a path to a
+name registered in `DATASETS` (`humaneval`, `mbpp`, `code_contests`, and ReCode's released
+perturbed data as `recode_humaneval` / `recode_mbpp`, read with lineage), or a path to a
 HumanEval-format (or boi) JSONL file.
 
 Adding a dataset is one module with a loader `load(data: str | None) -> LoadResult` (`data`:
