@@ -1,10 +1,10 @@
 # Two entry points, both self-installing: `make demo` (the main job on embedded defaults) and
-# `make test` (lint, format check, type check and the test suite). Everything lands in $(VENV).
+# `make test` (lint, format check, type check, the test suite and the docs site). Everything lands in $(VENV).
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.boi-installed
 
-.PHONY: install demo test lint test-container
+.PHONY: install demo test lint docs test-container
 
 $(STAMP): pyproject.toml constraints.txt scripts/install.sh
 	bash scripts/install.sh $(VENV)
@@ -23,6 +23,13 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest -q
+	$(MAKE) docs
+
+# The documentation site, strict: a broken link, a missing page or a reference entry that no
+# longer matches the code fails. The reference pages are generated from the code as it builds.
+# (The two variables silence banners that Material and a plugin print on every build.)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
 # The sandbox suites again as in a default Docker container (root without CAP_SYS_ADMIN, no
 # user namespaces: scripts/containerlike.py): the unprivileged tier must be reached and hold.
