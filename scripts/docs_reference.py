@@ -608,12 +608,12 @@ def transformation_examples(
     return examples
 
 
-def transformations_page(embedder: Any | None = None) -> str:
-    """The catalogue: every registered transformation with its family, ReCode name, parameters
-    and an example, in registration order."""
+def transformations_page(embedder: Any | None = None, names: list[str] | None = None) -> str:
+    """The catalogue: every registered transformation (or only `names`) with its family, ReCode
+    name, parameters and an example, in registration order."""
     from perturb.transforms import CATALOGUE, FAMILIES, PROBES, TRANSFORMS
 
-    names = list(TRANSFORMS)
+    names = list(TRANSFORMS) if names is None else [n for n in TRANSFORMS if n in names]
     examples = transformation_examples(names, embedder)
     out = [
         GENERATED_NOTE,
@@ -643,7 +643,8 @@ def transformations_page(embedder: Any | None = None) -> str:
         "| name | report row | family | ReCode name | parameters (defaults) | random | measured against |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, factory in TRANSFORMS.items():
+    for name in names:
+        factory = TRANSFORMS[name]
         params = ", ".join(f"{k}={v!r}" for k, v in factory.parameters.items())
         out.append(
             f"| [{code(name)}](#{anchor(name)}) | {md_cell(factory.label or '')} | "
@@ -652,7 +653,8 @@ def transformations_page(embedder: Any | None = None) -> str:
             f"{code(params) if params else ''} | {'yes' if factory.stochastic else ''} | "
             f"{code(factory.baseline)} |"
         )
-    for name, factory in TRANSFORMS.items():
+    for name in names:
+        factory = TRANSFORMS[name]
         out += ["", f"### {name}", "", prose(factory.description), ""]
         facts = [f"version {code(factory.version)}"]
         if factory.family:
