@@ -41,21 +41,6 @@ if str(ROOT) not in sys.path:  # run as a script or from mkdocs-gen-files
 
 LIBRARY = ("benchmarks", "perturb", "critic", "finetune", "bias", "boi")
 
-# Positional arguments that have no help text yet (boi/commands/bias.py). The check below refuses
-# any other undocumented option, and refuses this list once an entry gains help: it can only
-# shrink.
-KNOWN_UNDOCUMENTED: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("boi bias report", "run_dir"),
-        ("boi bias human-sheet", "run_dir"),
-        ("boi bias human-agreement", "run_dir"),
-        ("boi bias human-agreement", "sheet"),
-    }
-)
-
-# Metric functions without a docstring yet (bias/metrics.py); likewise it can only shrink.
-KNOWN_UNDOCUMENTED_METRICS: frozenset[str] = frozenset({"bias.metrics.is_biased"})
-
 
 class ReferenceError(Exception):
     """The code has something the reference cannot document; the message says what."""
@@ -141,21 +126,13 @@ def option_name(action: argparse.Action) -> str:
 
 
 def undocumented_options(parser: argparse.ArgumentParser) -> list[str]:
-    """`"boi CMD OPTION"` for every argument without help text (beyond KNOWN_UNDOCUMENTED), and
-    every KNOWN_UNDOCUMENTED entry that has help by now (so the list only shrinks)."""
-    missing, seen = [], set()
-    for command in commands(parser):
-        for action in documented_actions(command.parser):
-            key = (command.path, action.dest)
-            if not (action.help or "").strip():
-                seen.add(key)
-                if key not in KNOWN_UNDOCUMENTED:
-                    missing.append(f"{command.path} {option_name(action)}")
-    stale = sorted(KNOWN_UNDOCUMENTED - seen)
-    missing += [
-        f"{path} {dest} (has help now: remove it from KNOWN_UNDOCUMENTED)" for path, dest in stale
+    """`"boi CMD OPTION"` for every argument without help text."""
+    return [
+        f"{command.path} {option_name(action)}"
+        for command in commands(parser)
+        for action in documented_actions(command.parser)
+        if not (action.help or "").strip()
     ]
-    return missing
 
 
 def _help_text(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
@@ -738,13 +715,8 @@ def metrics_page() -> str:
         for name, function in _public_functions(module):
             qualified = f"{module_name}.{name}"
             if not (function.__doc__ or "").strip():
-                if qualified not in KNOWN_UNDOCUMENTED_METRICS:
-                    undocumented.append(qualified)
+                undocumented.append(qualified)
                 continue
-            if qualified in KNOWN_UNDOCUMENTED_METRICS:
-                undocumented.append(
-                    f"{qualified} (has a docstring now: remove it from KNOWN_UNDOCUMENTED_METRICS)"
-                )
             signature = str(inspect.signature(function)).replace("'", "")
             out += [
                 "",

@@ -86,16 +86,6 @@ def test_an_option_added_with_help_appears_in_its_commands_section() -> None:
     )
 
 
-def test_the_known_undocumented_list_only_shrinks(monkeypatch) -> None:
-    parser = make_parser()
-    report = subparser(parser, "boi bias report")
-    (run_dir,) = [a for a in report._actions if a.dest == "run_dir"]
-    monkeypatch.setattr(run_dir, "help", "the run directory")
-    assert undocumented_options(parser) == [
-        "boi bias report run_dir (has help now: remove it from KNOWN_UNDOCUMENTED)"
-    ]
-
-
 def flat_keys(value: object, prefix: str = "") -> list[str]:
     """Every key path of a config's JSON form (to_dict), an enumeration independent of the
     generator's walk over dataclass fields."""

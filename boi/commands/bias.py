@@ -97,7 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     report = sub.add_parser(
         "report", help="rebuild the tables and HTML of a boi bias run or boi bias test directory"
     )
-    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.add_argument(
+        "run_dir", metavar="RUN_DIR", help="the --out of a boi bias run or boi bias test"
+    )
 
     train = sub.add_parser(
         "train-classifier",
@@ -114,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "a CSV sheet with one empty label column per annotator; the classifier's verdicts go "
         "into SHEET.key.json beside it, not into the sheet.",
     )
-    sheet.add_argument("run_dir", metavar="RUN_DIR")
+    sheet.add_argument("run_dir", metavar="RUN_DIR", help="the --out of a boi bias run")
     sheet.add_argument("--out", required=True, metavar="SHEET.csv", help="the sheet to write")
     sheet.add_argument("--per-cell", type=int, default=5, help="completions per prompt and model")
     sheet.add_argument("--annotators", type=int, default=3, help="label columns")
@@ -129,8 +131,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "classifier accuracy against the majority, human vs automatic CBS; writes "
         "RUN_DIR/report/human_eval.md and .json.",
     )
-    agree.add_argument("run_dir", metavar="RUN_DIR")
-    agree.add_argument("sheet", metavar="SHEET.csv")
+    agree.add_argument(
+        "run_dir", metavar="RUN_DIR", help="the boi bias run the sheet was exported from"
+    )
+    agree.add_argument(
+        "sheet", metavar="SHEET.csv", help="the human-sheet with its label columns filled in"
+    )
     agree.add_argument("--key", help="the sheet's key (default: SHEET.key.json beside it)")
 
     prompts = sub.add_parser("prompts", help="write the prompt suite as JSONL (one per prompt)")
