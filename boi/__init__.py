@@ -10,7 +10,7 @@
     boi.open_run(path)                                -> Run: .config, .table(), .results()
     boi.Run, boi.Problem, boi.NotApplicableError      the types they return and raise
 
-They live in `boi.api` (see its docstring and the README's "Python API"). `import boi` alone
+They live in `boi.api` (see its docstring and the README's "Python API" and docs/reference/python-api.md). `import boi` alone
 imports none of them: a name is loaded on first use, as the CLI loads its commands, so
 `import boi` (which every `boi` command runs first) imports no library of ours or anyone's
 (numpy, torch) before it is needed.

@@ -72,7 +72,7 @@ QUOTES = "'\"`"
 @dataclass(frozen=True)
 class KeywordConfig:
     """How droppable keywords are chosen. Defaults are calibrated for the embedded
-    all-MiniLM-L6-v2 (see README, "Keyword quality"); the paper's values for its
+    all-MiniLM-L6-v2 (docs/explanation/blocks-and-keywords.md, "Keyword quality"); the paper's values for its
     code-fine-tuned embedder are code_threshold=0.7, context_threshold=0.7."""
 
     embedder: str = field(

@@ -34,7 +34,7 @@ def main() -> int:
     args = parser.parse_args()
 
     problems = load_benchmark("humaneval").problems
-    # keep_unchanged=False: the README's figure (1,640 problems and variants) counts real variants.
+    # keep_unchanged=False: the figure in docs/explanation/performance.md (1,640 problems and variants) counts real variants.
     config = PerturbConfig(
         keywords=KeywordConfig(code_threshold=0.3, context_threshold=0.9), keep_unchanged=False
     )

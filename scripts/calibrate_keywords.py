@@ -4,7 +4,7 @@ droppable keywords per problem on HumanEval, MBPP and the CodeContests sample.
     .venv/bin/python scripts/calibrate_keywords.py CODE_THRESHOLDS CONTEXT_THRESHOLDS TOP_NS
     .venv/bin/python scripts/calibrate_keywords.py 0.25,0.3 0.55,0.6 15,20
 
-This is how the defaults in perturb/keywords.py were chosen (README, "Keyword quality").
+This is how the defaults in perturb/keywords.py were chosen (docs/explanation/blocks-and-keywords.md, "Keyword quality").
 Needs ../shared/data for MBPP and CodeContests.
 """
 

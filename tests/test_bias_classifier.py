@@ -1,6 +1,6 @@
 """The code bias classifier: trained, saved, reloaded to the same numbers, evaluated with a
 confusion matrix; bad data and missing classifiers get one sentence. A tiny in-process BERT
-stands in for MiniLM (the real training is a command: README, "Code bias classifier")."""
+stands in for MiniLM (the real training is a command: docs/reference/bias.md, "The classifier")."""
 
 from __future__ import annotations
 

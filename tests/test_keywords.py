@@ -119,7 +119,7 @@ def test_paper_figure_1_yields_exactly_list(embedded):
     decisions = by_keyword(analysis)
     assert decisions["second"].rule == "code_filter"
     # The paper rejects `reverse` for want of a close context token; our stricter code filter
-    # (calibrated on the labelled set, README "Keyword quality") already rejects it.
+    # (calibrated on the labelled set, docs/explanation/blocks-and-keywords.md, "Keyword quality") already rejects it.
     assert decisions["reverse"].rule in ("code_filter", "no_context")
     assert not decisions["reverse"].droppable
     assert "return" not in decisions  # the instruction every prompt gives, never a keyword
@@ -139,11 +139,11 @@ def test_mean_droppable_keywords_per_dataset(embedded, humaneval, mbpp, code_con
         )
         means[name] = statistics.mean(len(a.droppable) for a in analyses)
     assert 3 <= means["humaneval"] <= 5, means
-    # MBPP descriptions have 4.5 distinct content words on average: see README for why the
+    # MBPP descriptions have 4.5 distinct content words on average: see docs/explanation/blocks-and-keywords.md for why the
     # paper's 4 is out of reach for any filter that filters; we pin what the defaults give.
     assert 1.8 <= means["mbpp"] <= 3, means
     # The paper's 9 for CodeContests counts story words too; the labelled set's annotator
-    # marks 4.6 per problem there (README, "Keyword quality"), and the defaults keep fewer.
+    # marks 4.6 per problem there (docs/explanation/blocks-and-keywords.md, "Keyword quality"), and the defaults keep fewer.
     assert 2.5 <= means["code_contests"] <= 5, means
 
 
@@ -204,7 +204,7 @@ def test_a_drop_that_opens_a_sentence_capitalises_the_next_word():
 
 @pytest.mark.embedded
 def test_keyword_quality_on_the_labelled_sets(embedded, mbpp_path, code_contests_path):
-    """The defaults against the hand-labelled sets (tests/data/keyword_labels; README, "Keyword
+    """The defaults against the hand-labelled sets (tests/data/keyword_labels; docs/explanation/blocks-and-keywords.md, "Keyword
     quality"): the development set they were calibrated on, and the held-out set labelled
     after calibration by the same rules. A splitter change that moves a labelled text fails
     here too (the labels carry its hash)."""

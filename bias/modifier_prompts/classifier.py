@@ -4,8 +4,8 @@ Two kinds, both starting from the embedded all-MiniLM-L6-v2 encoder (or any BERT
 HF id given as `base_model`):
 
 - `finetune`: the whole encoder fine-tuned with a 2-way classification head (transformers), as the
-  paper fine-tuned BERT-Base. The default: the more accurate of the two (README, "Code bias
-  classifier").
+  paper fine-tuned BERT-Base. The default: the more accurate of the two
+  (docs/reference/bias.md, "The classifier").
 - `head`: the frozen sentence embedder plus a logistic-regression head (scikit-learn); trains in
   seconds on a CPU.
 
@@ -414,7 +414,7 @@ def train_classifier(
 ) -> tuple[Path, dict[str, Any]]:
     """Train, evaluate on val and test, and write the classifier folder atomically.
 
-    Returns (folder, its record). The record holds the metrics the README and closing notes
+    Returns (folder, its record). The record holds the metrics the docs and closing notes
     quote, with the data files' hashes so a number can be traced to its data.
     """
     data = read_data(config.data)

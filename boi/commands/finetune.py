@@ -1,6 +1,6 @@
 """Augmented fine-tuning (paper section 6): build-data writes training examples (NA: the
 originals, A: plus the transformation catalogue's variants), train fine-tunes with Accelerate
-(+ DeepSpeed ZeRO-3 under torchrun or accelerate launch; see the README), compare evaluates
+(+ DeepSpeed ZeRO-3 under torchrun or accelerate launch; see docs/how-to/finetune-at-scale.md), compare evaluates
 before / NA / A through boi run in the layout of the paper's Table 4."""
 
 from __future__ import annotations

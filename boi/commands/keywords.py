@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             f"fine-tuned on {summary['pairs']} pairs, {summary['steps']} steps, loss {summary['train_loss']}; saved to {summary['out']}"
         )
         print(
-            f"use it with: boi perturb DATASET --embedder {summary['out']} (recalibrate thresholds: see README)"
+            f"use it with: boi perturb DATASET --embedder {summary['out']} (recalibrate thresholds: docs/explanation/blocks-and-keywords.md, 'Keyword quality')"
         )
         return 0
 
