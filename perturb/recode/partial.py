@@ -102,7 +102,7 @@ def cuts_statement(prompt: str) -> bool:
     return not any(_parses(prompt + filler + "pass\n") for filler in (indent, indent + unit, unit))
 
 
-def _extend_suffix(blocks: tuple[Block, ...] | None, code: str) -> tuple[Block, ...] | None:
+def extend_suffix(blocks: tuple[Block, ...] | None, code: str) -> tuple[Block, ...] | None:
     """The prompt's blocks with `code` appended to the suffix block (a new one if none ends it)."""
     if blocks is None:
         return None
@@ -134,7 +134,7 @@ def partial_problem(problem: Problem) -> Problem | NotApplicable:
     return problem.replace(
         prompt=whole[: cut.offset],
         canonical_solution=whole[cut.offset :],
-        blocks=_extend_suffix(problem.blocks, code),
+        blocks=extend_suffix(problem.blocks, code),
     )
 
 
