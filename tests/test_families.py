@@ -200,3 +200,48 @@ def test_a_dataset_of_variants_without_originals_is_one_sentence(tmp_path, capsy
     err = capsys.readouterr().err
     assert "holds variants but no original problems" in err
     assert "Traceback" not in err
+
+
+def test_the_recode_config_holds_every_recode_transformation():
+    """The bundled `recode` config is ReCode's whole catalogue: when a family gains a
+    transformation, the config must list it too."""
+    from boi.runner import load_run_config, resolve_config_path
+
+    config = load_run_config(resolve_config_path("recode"), {})
+    recode = {
+        name
+        for family in ("docstring", "function_name", "syntax", "format")
+        for name in transforms_of_family(family)
+        if name != "partial_code"
+    }
+    assert recode <= set(config.transforms)
+    assert {"original", "partial_code"} <= set(config.transforms)
+    assert all(TRANSFORMS[name].recode_name for name in recode)
+    assert config.random_seeds >= 2
+
+
+def test_the_recode_catalogue_runs_to_a_report_with_baselines_and_ranking(tmp_path, capsys):
+    """Every ReCode family through `boi run` with each variant's own solution: every row passes,
+    the partial-code families are measured against partial_code, and the report ranks them.
+    (The paraphrase needs a model; its own tests cover it.)"""
+    from benchmarks.common.config import load_yaml
+    from boi.runner import BUNDLED_CONFIGS
+
+    config = load_yaml(BUNDLED_CONFIGS / "recode.yaml")
+    config["transforms"] = [t for t in config["transforms"] if t != "doc_paraphrase"]
+    config["models"] = [{"kind": "reference"}]
+    config["datasets"] = [{"name": "humaneval", "task_ids": ["HumanEval/13", "HumanEval/53"]}]
+    config["critic"] = {"enabled": False}
+    config["out_dir"] = str(tmp_path / "run")
+    path = tmp_path / "recode.yaml"
+    path.write_text(json.dumps(config))
+    assert main(["run", "--config", str(path)]) == 0
+    table = json.loads((tmp_path / "run" / "report" / "table.json").read_text())
+    rows = {row["transform"]: row for row in table["rows"]}
+    assert rows["code_for_while"]["label"] == "code_for_while (vs partial_code)"
+    assert rows["func_synonym"]["label"] == "func_synonym"
+    for row in table["rows"]:
+        for cell in row["cells"]:
+            assert cell is None or cell["pass_at_k"] == 1.0, row["transform"]
+    report = (tmp_path / "run" / "report" / "table.md").read_text()
+    assert "## Severity ranking" in report and "format_tab_indent" in report

@@ -25,7 +25,7 @@ from boi.shards import parse_shard
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
-        help="YAML config file, or a bundled config: demo (small, CPU) or paper (the paper's protocol)",
+        help="YAML config file, or a bundled config: demo (small, CPU), paper (the paper's protocol), recode (ReCode's catalogue, small, CPU) or reference (each variant's own solution: the harness check)",
     )
     top = parser.add_argument_group("run config (RunConfig; a flag overrides the config file)")
     add_dataclass_arguments(top, RunConfig, flags={"out_dir": "--out"})
