@@ -527,14 +527,26 @@ def _opens_sentence(before: str) -> bool:
 
 
 def _invalid_python(problem: Problem) -> str | None:
-    source = problem.prompt if problem.is_stdio else problem.prompt + "    pass\n"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(source)
-    except SyntaxError as err:
-        return f"{err.msg}, line {err.lineno}"
-    return None
+    """Why the variant is not valid Python, or None. A function prompt is valid when a body
+    completes it (`pass`), or when its own solution does: a partial-code prompt (ReCode) may
+    end inside a loop, a `try` or an open bracket, or be tab-indented, where no fixed body
+    fits but its solution still makes a program."""
+    if problem.is_stdio:
+        sources = [problem.prompt]
+    else:
+        sources = [problem.prompt + "    pass\n"]
+        if problem.canonical_solution is not None:
+            sources.append(problem.prompt + problem.canonical_solution)
+    first_error = None
+    for source in sources:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(source)
+            return None
+        except SyntaxError as err:
+            first_error = first_error or f"{err.msg}, line {err.lineno}"
+    return first_error
 
 
 def _drop_keywords(problem: Problem, decisions: Sequence[KeywordDecision]) -> Variant:

@@ -36,6 +36,16 @@ INPUTS = [
         test="def check(candidate):\n    assert candidate([1, 2, 3]) == 2\n",
         canonical_solution="    return sorted(l)[len(l) // 2]\n",
     ),
+    # A solution of several lines, so ReCode's partial-code families (prompt + half the
+    # solution: loops, operands and variables to perturb) have something to work on.
+    Problem(
+        "G/partial",
+        "golden",
+        'def count_smaller(values: list, limit: int) -> int:\n    """Count the values that are smaller than the limit.\n    >>> count_smaller([1, 5, 2], 3)\n    2\n    """\n',
+        "count_smaller",
+        test="def check(candidate):\n    assert candidate([1, 5, 2], 3) == 2\n    assert candidate([], 1) == 0\n",
+        canonical_solution="    count = 0\n    for value in values:\n        if value < limit:\n            count += 1\n    total = count\n    return total\n",
+    ),
     Problem(
         "G/stdio",
         "golden",

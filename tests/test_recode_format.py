@@ -41,7 +41,7 @@ def test_the_family_is_registered_against_the_partial_code_baseline():
 
 
 def test_tab_indent_indents_prompt_and_solution_with_tabs():
-    # The raw variant: the registry's validity check refuses it for now (see the xfail below).
+    # The raw variant, to see its edits.
     outcome = get_transform("format_tab_indent").variants(make(PROMPT, SOLUTION))
     assert not isinstance(outcome, NotApplicable)
     ((variant, changes),) = outcome
@@ -225,11 +225,6 @@ def test_registered_variants_are_the_perturbations_where_they_apply(humaneval):
         assert isinstance(variant, Problem)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="perturb.transforms._invalid_python completes a prompt with a 4-space `pass`, which "
-    "no tab-indented prompt accepts; it needs to accept a prompt its canonical solution completes",
-)
 def test_tab_indent_passes_the_registrys_validity_check():
     only(get_transform("format_tab_indent")(make(PROMPT, SOLUTION)))
 

@@ -140,12 +140,6 @@ def test_partial_prompts_match_recodes_nominal_file_byte_for_byte(
     assert len(humaneval.problems) == 164
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="perturb.transforms._invalid_python completes a prompt with a 4-space `pass` only; a "
-    "partial prompt ending on a block opener (`for c in s:`) or inside a bracket needs the "
-    "check to accept a prompt its canonical solution completes",
-)
 def test_partial_code_applies_wherever_the_solution_has_several_lines(humaneval):
     transform = get_transform("partial_code")
     refused = {}

@@ -97,8 +97,8 @@ def test_a_loop_continuing_past_the_cut_takes_its_increment_into_the_solution():
         "    count = 0\n    for i in range(len(xs)):\n        if xs[i] < n:\n"
         "            count += 1\n        count += 0\n    return count\n"
     )
-    # The raw variant: its prompt ends on `if ...:`, which the registry's check refuses for now
-    # (tests/test_recode_partial.py's xfail).
+    # The raw variant, to see its changes (its prompt ends on `if ...:`; the registry accepts
+    # it because its solution completes it).
     outcome = get_transform("code_for_while").variants(make(PROMPT, solution))
     assert not isinstance(outcome, NotApplicable)
     ((variant, changes),) = outcome
