@@ -174,7 +174,7 @@ def test_chains_compose_registered_transformations():
         (step,) = variant.lineage
         assert step.transform == "test_note_anon" and step.params == {"note": "Hi.", "name": "f"}
         assert set(step.changes) == {"added", "old_name", "new_name", "renamed_in"}
-        stdio = split_blocks(INPUTS[2])
+        stdio = split_blocks(next(p for p in INPUTS if p.is_stdio))
         assert get_transform("test_note_anon")(stdio) == NotApplicable(
             "stdin/stdout problems have no function name"
         )
