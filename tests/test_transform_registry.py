@@ -227,10 +227,12 @@ def test_run_catalogue_with_a_chain_and_unchanged_problems():
         "G/humaneval::anon_drop_examples",
         "G/no_examples::add_note",
         "G/no_examples::anon_drop_examples",
+        "G/partial::add_note",
+        "G/partial::anon_drop_examples",
         "G/stdio::add_note",
         "G/stdio::anon_drop_examples",
     ]
     unchanged = result.variants[3]
     assert unchanged.lineage[-1].changes == {"unchanged": "the problem has no examples"}
     off = run_catalogue(INPUTS, PerturbConfig(config.transforms, keep_unchanged=False))
-    assert len(off.variants) == 4 and len(off.not_applied) == 2
+    assert len(off.variants) == 6 and len(off.not_applied) == 2
