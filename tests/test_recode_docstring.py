@@ -380,15 +380,19 @@ def test_paraphrase_with_the_embedded_model():
 
 
 def test_every_variant_of_humaneval_and_mbpp_passes(humaneval, mbpp, tmp_path):
-    """Seeds 0 and 1 of every docstring perturbation but the paraphrase (a model call per
+    """Seed 0 of every docstring perturbation but the paraphrase (a model call per
     problem; tested above) on every problem: only the prose changes, and each variant passes
     with its reference solution in the sandbox."""
     started = time.monotonic()
     names = (
         (*CHARACTER_LEVEL, *TENSE) if WORDNET_MISSING else (*CHARACTER_LEVEL, *WORD_LEVEL, *TENSE)
     )
-    config = PerturbConfig(transforms=names, random_seeds=2, keep_unchanged=False)
-    execution = ExecutionConfig(reference_timing=False, timeout=10.0, max_timeout=60.0)
+    config = PerturbConfig(transforms=names, random_seeds=1, keep_unchanged=False)
+    # Single-process judging: these are reference solutions, and the check is of meaning,
+    # not of the sandbox (its own suites test every judging mode); it keeps CI in budget.
+    execution = ExecutionConfig(
+        reference_timing=False, separate_candidate=False, timeout=10.0, max_timeout=60.0
+    )
     for loaded in (humaneval, mbpp):
         result = run_catalogue(loaded.problems, config)
         originals = {p.task_id: split_blocks(p) for p in loaded.problems}

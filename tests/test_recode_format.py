@@ -232,14 +232,18 @@ def test_tab_indent_passes_the_registrys_validity_check():
 def test_every_variant_of_humaneval_and_mbpp_passes_with_its_canonical_solution(
     humaneval, mbpp, tmp_path
 ):
-    """partial_code and the format family (two seeds of new_lines) on both datasets: every
+    """partial_code and the format family (seed 0 of new_lines) on both datasets: every
     variant's canonical solution completes its prompt into a program that passes the tests."""
     from benchmarks.execution import ExecutionConfig, execute_samples
     from perturb.catalogue import PerturbConfig, run_catalogue
 
     names = ("partial_code", *transforms_of_family("format"))
-    config = PerturbConfig(transforms=names, random_seeds=2, keep_unchanged=False)
-    execution = ExecutionConfig(reference_timing=False, timeout=10.0, max_timeout=60.0)
+    config = PerturbConfig(transforms=names, random_seeds=1, keep_unchanged=False)
+    # Single-process judging: these are reference solutions, and the check is of meaning,
+    # not of the sandbox (its own suites test every judging mode); it keeps CI in budget.
+    execution = ExecutionConfig(
+        reference_timing=False, separate_candidate=False, timeout=10.0, max_timeout=60.0
+    )
     for loaded in (humaneval, mbpp):
         variants = run_catalogue(loaded.problems, config).variants
         assert {v.transform for v in variants} >= {"partial_code", "format_new_line_after_code"}

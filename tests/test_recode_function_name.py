@@ -222,14 +222,18 @@ def test_camel_case_matches_recodes_released_humaneval_file(humaneval):
 
 
 def test_every_variant_of_humaneval_and_mbpp_passes(humaneval, mbpp, tmp_path):
-    """Seed 0 and 1 of every renaming of every problem, judged in the sandbox; the prompt
+    """Seed 0 of every renaming of every problem, judged in the sandbox; the prompt
     changes only in the name."""
     started = time.monotonic()
     names = tuple(transforms_of_family("function_name"))
     if not words.wordnet_available() and os.environ.get("BOI_REQUIRE_WORDNET") != "1":
         names = tuple(n for n in names if n not in ("func_synonym", "func_inflectional_variation"))
-    config = PerturbConfig(transforms=names, random_seeds=2, keep_unchanged=False)
-    execution = ExecutionConfig(reference_timing=False, timeout=10.0, max_timeout=60.0)
+    config = PerturbConfig(transforms=names, random_seeds=1, keep_unchanged=False)
+    # Single-process judging: these are reference solutions, and the check is of meaning,
+    # not of the sandbox (its own suites test every judging mode); it keeps CI in budget.
+    execution = ExecutionConfig(
+        reference_timing=False, separate_candidate=False, timeout=10.0, max_timeout=60.0
+    )
     for loaded in (humaneval, mbpp):
         result = run_catalogue(loaded.problems, config)
         originals = {p.task_id: p for p in loaded.problems}
