@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from benchmarks.generation import BackendSpec, DecodingConfig, load_backend, model_flag_specs
 from benchmarks.problem import Block, Problem
 from perturb.keywords import KeywordAnalysis
 from perturb.recode import words
@@ -542,8 +543,6 @@ Rewrite:"""
 def paraphrase_backend(model: str) -> Any:
     """The generation backend `model` names (as `--model` does: an HF id or folder,
     'embedded', or a backend kind that takes no model), loaded once per model."""
-    from benchmarks.generation import BackendSpec, load_backend, model_flag_specs
-
     (spec,) = model_flag_specs([model])
     return load_backend(BackendSpec.from_mapping(spec))
 
@@ -582,8 +581,6 @@ def doc_paraphrase(
     on one line; one that is empty, unchanged, or drops or alters any identifier, literal or
     code of the description is refused. Descriptions of `max_chars` or more are skipped, as
     ReCode skips them."""
-    from benchmarks.generation import DecodingConfig
-
     prose = find_prose(problem)
     if isinstance(prose, NotApplicable):
         return prose
