@@ -169,3 +169,25 @@ def test_importing_generation_imports_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+PARTIAL = 'def gcd(a: int, b: int) -> int:\n    """Greatest common divisor."""\n    while b:\n'
+SPLIT = PARTIAL.replace("    while b:\n", "    while  \\\n  b:\n")  # ReCode's split_lines
+
+
+def test_a_reply_restating_the_partial_code_continues_it_instead_of_repeating_it():
+    """ReCode's partial prompts hold the start of the body; a chat model restates the whole
+    function. The restated lines are left out, so prompt + completion is the function once."""
+    rest = "        a, b = b, a % b\n    return a\n"
+    reply = f"```python\ndef gcd(a: int, b: int) -> int:\n    while b:\n{rest}```"
+    assert extract_function_body(reply, PARTIAL) == rest
+    namespace: dict[str, object] = {}
+    exec(PARTIAL + rest, namespace)
+    assert namespace["gcd"](12, 18) == 6  # type: ignore[operator]
+    # Restated with a continuation line indented less than the body: the body keeps its own
+    # indentation (that of its first code line).
+    split_reply = f"```python\ndef gcd(a: int, b: int) -> int:\n    while  \\\n  b:\n{rest}```"
+    assert extract_function_body(split_reply, SPLIT) == rest
+    # A reply that does not restate the partial code exactly is kept whole.
+    other = "```python\ndef gcd(a, b):\n    return a if not b else gcd(b, a % b)\n```"
+    assert extract_function_body(other, PARTIAL) == "    return a if not b else gcd(b, a % b)\n"

@@ -116,13 +116,52 @@ def _function_body(code: str, name: str | None) -> list[str] | None:
     return _strip_docstring(body)
 
 
+def _dedent_body(body: Sequence[str]) -> list[str]:
+    """The body without its own indentation: that of its first code line, not the least of all
+    lines (a continuation line may be indented less than the body, `while \\` then `  b:`)."""
+    code = [line for line in body if line.strip()[:1] not in ("", "#")]
+    if not code:
+        return textwrap.dedent("\n".join(body)).strip("\n").splitlines()
+    base = code[0][: len(code[0]) - len(code[0].lstrip())]
+    lines = [line[len(base) :] if line.startswith(base) else line.lstrip() for line in body]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _code_lines(lines: Sequence[str]) -> list[tuple[int, str]]:
+    """(position, stripped text) of the lines that are code: not blank, not a comment."""
+    return [(i, line.strip()) for i, line in enumerate(lines) if line.strip()[:1] not in ("", "#")]
+
+
+def _prompt_code(prompt: str, name: str) -> list[str]:
+    """The code the prompt's function already has after its docstring (ReCode's partial code:
+    the prompt plus the first half of the solution), stripped; empty for a plain prompt."""
+    return [text for _, text in _code_lines(_function_body(prompt, name) or [])]
+
+
+def _after_prompt_code(body: list[str], prompt_code: Sequence[str]) -> list[str]:
+    """`body` without the lines the prompt already has: a chat model restates the whole
+    function, and appending the partial code's lines again would duplicate them. Only an exact
+    restatement (the same code lines, in order, first) is cut; anything else is kept."""
+    if not prompt_code:
+        return body
+    code = _code_lines(body)
+    if [text for _, text in code[: len(prompt_code)]] != list(prompt_code):
+        return body
+    return body[code[len(prompt_code) - 1][0] + 1 :]
+
+
 def extract_function_body(reply: str, prompt: str) -> str:
     """A chat reply turned into a completion of `prompt`.
 
     Takes the first fenced Python block that defines the prompt's function (else the first
     block, else the whole reply), keeps that function's body without a repeated docstring,
     moves the block's top-level imports into the body (so they still run), and re-indents it
-    to continue the prompt. A reply with no function definition is taken as the body itself.
+    to continue the prompt; where the prompt already holds the start of the body (partial
+    code) and the reply restates it, the restated lines are left out. A reply with no function definition is taken as the body itself.
     For a prompt that defines no function (a stdin/stdout problem), the code is returned
     dedented, as a whole program.
     """
@@ -137,7 +176,7 @@ def extract_function_body(reply: str, prompt: str) -> str:
         imports: list[str] = []
     else:
         imports = [line.strip() for line in code.splitlines() if _IMPORT.match(line)]
-    dedented = textwrap.dedent("\n".join(body)).strip("\n").splitlines()
+    dedented = _after_prompt_code(_dedent_body(body), _prompt_code(prompt, name))
     indent = prompt_body_indent(prompt)
     lines = [indent + line if line.strip() else "" for line in [*imports, *dedented]]
     return "\n".join(lines) + "\n" if lines else ""
