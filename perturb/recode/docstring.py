@@ -222,14 +222,6 @@ def _letters(prose: Prose) -> list[int]:
     return [i for i, c in enumerate(prose.text) if c.isalpha() and not prose.protected[i]]
 
 
-def _match_case(original: str, new: str) -> str:
-    if len(original) > 1 and original.isupper():
-        return new.upper()
-    if original[:1].isupper():
-        return new[:1].upper() + new[1:]
-    return new
-
-
 def _editable_words(prose: Prose) -> list[re.Match[str]]:
     return [m for m in WORD.finditer(prose.text) if prose.editable(m.start(), m.end())]
 
@@ -370,7 +362,7 @@ def doc_synonym_substitution(
         for match, pos, options in candidates:
             if rng.random() < prob:
                 new = _inflected_like(match.group(), pos, rng.choice(options))
-                edits.append(Edit(match.start(), match.end(), _match_case(match.group(), new)))
+                edits.append(Edit(match.start(), match.end(), words.match_case(match.group(), new)))
         return edits or UNCHANGED_AT_SEED
 
     return _with_prose(problem, make)
@@ -414,7 +406,7 @@ def doc_inflectional_variation(
             if len(forms) < 2:
                 continue
             content += 1
-            new = _match_case(match.group(), rng.choice(forms))
+            new = words.match_case(match.group(), rng.choice(forms))
             if new != match.group():
                 edits.append(Edit(match.start(), match.end(), new))
         if not content:
@@ -494,7 +486,7 @@ def _tense_edits(prose: Prose, future: bool, needed_by: str) -> list[Edit]:
                 if words.part_of_speech(lower, needed_by) == "v":
                     new = f"will {lemma}" if future else words.inflect(lemma, "VBD")
         if new is not None and new != lower:
-            edits.append(Edit(match.start(), match.end(), _match_case(word, new)))
+            edits.append(Edit(match.start(), match.end(), words.match_case(word, new)))
     return edits
 
 

@@ -53,20 +53,11 @@ def _pieces(name: str) -> list[str]:
     return pieces
 
 
-def _match_case(original: str, new: str) -> str:
-    """`new` cased like `original`: all capitals, a capital first letter, or as it is."""
-    if len(original) > 1 and original.isupper():
-        return new.upper()
-    if original[:1].isupper():
-        return new[:1].upper() + new[1:]
-    return new
-
-
 def _join_words(parts: list[str], snake: bool, original: str) -> str:
     """Several words standing in for the name's word `original`, in the name's style."""
     if snake:
-        return "_".join(_match_case(original, p) if i == 0 else p for i, p in enumerate(parts))
-    return _match_case(original, parts[0]) + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+        return "_".join(words.match_case(original, p) if i == 0 else p for i, p in enumerate(parts))
+    return words.match_case(original, parts[0]) + "".join(p[:1].upper() + p[1:] for p in parts[1:])
 
 
 def _name_of(problem: Problem) -> str | NotApplicable:

@@ -302,3 +302,13 @@ def keyboard_typo(letter: str, rng: random.Random) -> str:
     """A neighbouring key of `letter` on a QWERTY keyboard, drawn from `rng`, in its case."""
     typo = rng.choice(KEYBOARD_NEIGHBOURS[letter.lower()])
     return typo.upper() if letter.isupper() else typo
+
+
+def match_case(original: str, new: str) -> str:
+    """`new` cased like the word it replaces: all capitals, a capital first letter, or as it is
+    (the docstring and function-name families both substitute words)."""
+    if len(original) > 1 and original.isupper():
+        return new.upper()
+    if original[:1].isupper():
+        return new[:1].upper() + new[1:]
+    return new
