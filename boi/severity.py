@@ -7,6 +7,7 @@ transformation's family and ReCode name), the plot, and the files.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Sequence
@@ -86,8 +87,6 @@ def rank_runs(
     image = severity_plot(entries)
     body = f"<h2>Severity ranking</h2>{markdown_html(markdown)}"
     if image is not None:
-        import base64
-
         write_bytes_atomic(out_dir / "severity.png", base64.b64decode(image))
         caption = "Relative drop of pass@k per transformation, most harmful first, with intervals."
         body += figure_html(image, caption)

@@ -347,25 +347,37 @@ def _synonym_words(
 NO_SYNONYM = NotApplicable("no word of the description has a WordNet synonym")
 
 
-@transform("doc_synonym_substitution", "1", family=FAMILY, recode="SynonymSubstitution")
-def doc_synonym_substitution(
-    problem: Problem, keywords: KeywordAnalysis | None, *, prob: float = 0.5, rng: random.Random
+def _synonym_edits(
+    problem: Problem,
+    name: str,
+    prob: float,
+    rng: random.Random,
+    written: Callable[[str, str], str],
 ) -> Variants:
-    """Replace each word that has WordNet synonyms, with probability `prob`, by one of them
-    drawn uniformly, inflected like the word ("numbers" -> "figures")."""
+    """Each word with WordNet synonyms, with probability `prob`, gets one of them drawn
+    uniformly and inflected like it; `written(word, synonym)` is what stands in its place."""
 
     def make(prose: Prose) -> list[Edit] | NotApplicable:
-        candidates = _synonym_words(prose, "doc_synonym_substitution")
+        candidates = _synonym_words(prose, name)
         if not candidates:
             return NO_SYNONYM
         edits = []
         for match, pos, options in candidates:
             if rng.random() < prob:
                 new = _inflected_like(match.group(), pos, rng.choice(options))
-                edits.append(Edit(match.start(), match.end(), words.match_case(match.group(), new)))
+                edits.append(Edit(match.start(), match.end(), written(match.group(), new)))
         return edits or UNCHANGED_AT_SEED
 
     return _with_prose(problem, make)
+
+
+@transform("doc_synonym_substitution", "1", family=FAMILY, recode="SynonymSubstitution")
+def doc_synonym_substitution(
+    problem: Problem, keywords: KeywordAnalysis | None, *, prob: float = 0.5, rng: random.Random
+) -> Variants:
+    """Replace each word that has WordNet synonyms, with probability `prob`, by one of them
+    drawn uniformly, inflected like the word ("numbers" -> "figures")."""
+    return _synonym_edits(problem, "doc_synonym_substitution", prob, rng, words.match_case)
 
 
 @transform("doc_synonym_insertion", "1", family=FAMILY, recode="SynonymInsertion")
@@ -374,19 +386,9 @@ def doc_synonym_insertion(
 ) -> Variants:
     """After each word that has WordNet synonyms, with probability `prob`, insert one of them
     drawn uniformly, inflected like the word ("list" -> "list listing")."""
-
-    def make(prose: Prose) -> list[Edit] | NotApplicable:
-        candidates = _synonym_words(prose, "doc_synonym_insertion")
-        if not candidates:
-            return NO_SYNONYM
-        edits = []
-        for match, pos, options in candidates:
-            if rng.random() < prob:
-                new = _inflected_like(match.group(), pos, rng.choice(options))
-                edits.append(Edit(match.start(), match.end(), f"{match.group()} {new}"))
-        return edits or UNCHANGED_AT_SEED
-
-    return _with_prose(problem, make)
+    return _synonym_edits(
+        problem, "doc_synonym_insertion", prob, rng, lambda word, new: f"{word} {new}"
+    )
 
 
 @transform("doc_inflectional_variation", "1", family=FAMILY, recode="EnglishInflectionalVariation")
