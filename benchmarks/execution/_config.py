@@ -60,8 +60,9 @@ class ExecutionConfig:
     reference_timing: bool = field(
         default=True,
         metadata={
-            "help": "run each problem's reference solution first; its timeout becomes at least "
-            "reference_multiplier x the reference's time"
+            "help": "when a sample times out, time its problem's reference solution; if the "
+            "reference needs more than timeout / reference_multiplier, the problem's timeout "
+            "becomes reference_multiplier x the reference's time and the sample runs again"
         },
     )
     reference_multiplier: float = field(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
+import collections
 import json
 import os
 import platform
 import re
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,51 +176,21 @@ def default_summary_path(out_path: str | os.PathLike[str]) -> Path:
     return out_path.with_name(stem + ".summary.json")
 
 
-def _calibrate(
-    pool: WorkerPool,
-    problems: Mapping[str, Problem],
-    task_ids: Iterable[str],
-    config: ExecutionConfig,
-) -> dict[str, Any]:
-    """The per-task timeouts of this run, recorded so a resumed run uses the same ones."""
+def _limits(problems: Mapping[str, Problem], config: ExecutionConfig) -> dict[str, Any]:
+    """The timeouts and limits a new run starts with (recorded so a resumed run uses the same).
+    Reference solutions are timed later, only for problems where a sample times out
+    (`_ReferenceTiming`)."""
     speed = calibrate_speed(REFERENCE_WORKLOAD_SECONDS) if config.calibrate else 1.0
     base = min(config.max_timeout, config.timeout * speed)
-    reference_seconds: dict[str, float] = {}
-    reference_failures: dict[str, str] = {}
-    if config.reference_timing:
-        jobs = []
-        for key, task_id in enumerate(sorted(set(task_ids))):
-            problem = problems[task_id]
-            if problem.canonical_solution is None or problem_defect(problem):
-                continue
-            job = _job(
-                problem,
-                problem.canonical_solution,
-                config.max_timeout,
-                separate=config.separate_candidate,
-            )
-            jobs.append((key, {**job, "id": task_id}, _harness_deadline(job)))
-        for _, outcome in pool.map(jobs):
-            if Status(outcome["status"]) is Status.PASSED:
-                reference_seconds[outcome["id"]] = outcome["run_seconds"]
-            else:
-                reference_failures[outcome["id"]] = outcome["result"]
     timeouts = {}
-    for task_id in sorted(set(task_ids)):
+    for task_id in sorted(problems):
         # A contest problem's own time limit replaces the generic base (both scaled by this
-        # machine's speed); the reference's time stays a floor, so a correct program is never
-        # cut short on a slow machine.
+        # machine's speed).
         own_limit = problems[task_id].time_limit_seconds
-        floor = (
-            min(config.max_timeout, own_limit * config.time_limit_multiplier * speed)
-            if own_limit
-            else base
-        )
-        seconds = reference_seconds.get(task_id)
-        if seconds is not None:
-            floor = max(floor, config.reference_multiplier * seconds)
-        if floor != base:
-            timeouts[task_id] = round(min(config.max_timeout, floor), 3)
+        if own_limit:
+            floor = min(config.max_timeout, own_limit * config.time_limit_multiplier * speed)
+            if floor != base:
+                timeouts[task_id] = round(floor, 3)
     return {
         "base_timeout": config.timeout,
         "speed_factor": round(speed, 3),
@@ -227,14 +199,151 @@ def _calibrate(
         "time_limit_multiplier": config.time_limit_multiplier,
         "max_timeout": config.max_timeout,
         "task_timeouts": timeouts,
-        "reference_seconds": {k: round(v, 4) for k, v in sorted(reference_seconds.items())},
-        "reference_failures": reference_failures,
+        "reference_seconds": {},
+        "reference_failures": {},
         "memory_mb": config.memory_mb,
         "processes": config.processes,
         "file_size_mb": config.file_size_mb,
         "scratch_mb": config.scratch_mb,
         "max_output_mb": config.max_output_mb,
     }
+
+
+def _timeout(limits: Mapping[str, Any], task_id: str) -> float:
+    return float(limits["task_timeouts"].get(task_id, limits["calibrated_timeout"]))
+
+
+class _ReferenceTiming:
+    """The jobs of a run, with reference solutions timed where a sample times out.
+
+    A sample that times out may belong to a problem whose reference solution itself needs
+    more time than the timeout allows (a slow machine, a heavy test). Only then does the
+    reference's time matter, so it is measured only then: the reference runs (under
+    `max_timeout`), the problem's timeout becomes at least `reference_multiplier` x its time,
+    and every sample of that problem that timed out under a shorter timeout runs again. A
+    sample that finished within the shorter timeout would finish the same way under the longer
+    one, so verdicts are those of timing every reference first, at the cost of one run per
+    problem with a timeout instead of one per problem.
+
+    `jobs()` is the job source for `WorkerPool.map`: planned samples, with follow-ups first
+    (reference runs, reruns) as `settle` queues them; at the end it waits for the outcomes
+    still in flight, which may queue more. `settle` turns an outcome into the sample results it
+    decides, in any order, and rewrites the limits file before a result depends on a change.
+    """
+
+    def __init__(
+        self,
+        problems: Mapping[str, Problem],
+        samples: Sequence[Mapping[str, Any]],
+        indices: Iterable[int],
+        limits: dict[str, Any],
+        limits_path: Path,
+        config: ExecutionConfig,
+    ) -> None:
+        self.problems = problems
+        self.samples = samples
+        self.indices = indices
+        self.limits = limits
+        self.limits_path = limits_path
+        self.config = config
+        self.follow_ups: collections.deque[tuple[int, dict[str, Any], float]] = collections.deque()
+        self.in_flight = 0
+        self.changed = threading.Condition()
+        # Samples that timed out, by task, waiting for their reference's time.
+        self.waiting: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        # Reference runs are keyed by negative numbers (samples by their index).
+        self.reference_keys: dict[int, str] = {}
+        self.next_reference_key = -1
+        self.timeouts_used: dict[int, float] = {}
+
+    def _sample_job(self, index: int) -> tuple[int, dict[str, Any], float]:
+        sample = self.samples[index]
+        task_id = sample["task_id"]
+        timeout = _timeout(self.limits, task_id)
+        self.timeouts_used[index] = timeout
+        job = _job(
+            self.problems[task_id],
+            sample["completion"],
+            timeout,
+            separate=self.config.separate_candidate,
+        )
+        return index, {**job, "id": index}, _harness_deadline(job)
+
+    def jobs(self) -> Iterator[tuple[int, dict[str, Any], float]]:
+        planned = iter(self.indices)
+        while True:
+            with self.changed:
+                if self.follow_ups:
+                    item = self.follow_ups.popleft()
+                else:
+                    index = next(planned, None)
+                    if index is not None:
+                        item = self._sample_job(index)
+                    else:
+                        while not self.follow_ups and self.in_flight:
+                            self.changed.wait()
+                        if not self.follow_ups:
+                            return
+                        item = self.follow_ups.popleft()
+                self.in_flight += 1
+            yield item
+
+    def settle(self, key: int, outcome: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        """The sample outcomes `outcome` decides: [(sample index, outcome), ...]."""
+        with self.changed:
+            self.in_flight -= 1
+            decided = self._settle(key, outcome)
+            self.changed.notify_all()
+        return decided
+
+    def _settle(self, key: int, outcome: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        if key in self.reference_keys:
+            task_id = self.reference_keys.pop(key)
+            if Status(outcome["status"]) is Status.PASSED:
+                seconds = float(outcome["run_seconds"])
+                self.limits["reference_seconds"][task_id] = round(seconds, 4)
+                floor = min(self.config.max_timeout, self.config.reference_multiplier * seconds)
+                if floor > _timeout(self.limits, task_id):
+                    self.limits["task_timeouts"][task_id] = round(floor, 3)
+            else:
+                self.limits["reference_failures"][task_id] = outcome["result"]
+            write_text_atomic(self.limits_path, json.dumps(self.limits, indent=1) + "\n")
+            decided = []
+            for index, timed_out in self.waiting.pop(task_id):
+                decided += self._after_timeout(index, timed_out)
+            return decided
+        if Status(outcome["status"]) is not Status.TIMED_OUT or not self.config.reference_timing:
+            return [(key, outcome)]
+        task_id = self.samples[key]["task_id"]
+        limits = self.limits
+        if task_id in limits["reference_seconds"] or task_id in limits["reference_failures"]:
+            return self._after_timeout(key, outcome)
+        problem = self.problems[task_id]
+        if problem.canonical_solution is None:
+            return [(key, outcome)]
+        if task_id not in self.waiting:
+            self.waiting[task_id] = []
+            reference_key = self.next_reference_key
+            self.next_reference_key -= 1
+            self.reference_keys[reference_key] = task_id
+            job = _job(
+                problem,
+                problem.canonical_solution,
+                self.config.max_timeout,
+                separate=self.config.separate_candidate,
+            )
+            self.follow_ups.append((reference_key, {**job, "id": task_id}, _harness_deadline(job)))
+        self.waiting[task_id].append((key, outcome))
+        return []
+
+    def _after_timeout(self, index: int, outcome: dict[str, Any]) -> list[tuple[int, dict]]:
+        """A timed-out sample whose problem's reference is timed: final, or run again under
+        the longer timeout."""
+        task_id = self.samples[index]["task_id"]
+        if _timeout(self.limits, task_id) <= self.timeouts_used[index]:
+            return [(index, outcome)]
+        self.follow_ups.append(self._sample_job(index))
+        return []
 
 
 def _check_resume(
@@ -307,10 +416,10 @@ def execute_samples(
                     for s in samples
                     if _sample_key(s)[0] in by_id and not defects[s["task_id"]]
                 }
-                limits = _calibrate(pool, by_id, used, config)
+                limits = _limits({t: by_id[t] for t in used}, config)
                 write_text_atomic(limits_path, json.dumps(limits, indent=1) + "\n")
             ready: dict[int, dict[str, Any]] = {}
-            jobs = []
+            runnable = []
             for index in pending:
                 sample = samples[index]
                 defect = _sample_defect(sample, by_id)
@@ -320,14 +429,8 @@ def execute_samples(
                 if defect is not None:
                     ready[index] = _result(sample, Status.FAILED, f"failed: {defect}", 0.0)
                     continue
-                timeout = limits["task_timeouts"].get(task_id, limits["calibrated_timeout"])
-                job = _job(
-                    by_id[task_id],
-                    sample["completion"],
-                    timeout,
-                    separate=config.separate_candidate,
-                )
-                jobs.append((index, {**job, "id": index}, _harness_deadline(job)))
+                runnable.append(index)
+            timing = _ReferenceTiming(by_id, samples, runnable, limits, limits_path, config)
             next_index = len(results)
 
             def flush() -> None:
@@ -341,15 +444,16 @@ def execute_samples(
                     progress(next_index, len(samples))
 
             flush()
-            for index, outcome in pool.map(jobs):
-                ready[index] = _result(
-                    samples[index],
-                    # The worker decided the status with the verdict; the result text is only
-                    # its reason, for people.
-                    Status(outcome["status"]),
-                    outcome["result"],
-                    outcome.get("duration", 0.0),
-                )
+            for key, outcome in pool.map(timing.jobs()):
+                for index, decided in timing.settle(key, outcome):
+                    ready[index] = _result(
+                        samples[index],
+                        # The worker decided the status with the verdict; the result text is
+                        # only its reason, for people.
+                        Status(decided["status"]),
+                        decided["result"],
+                        decided.get("duration", 0.0),
+                    )
                 flush()
             isolation = pool.isolation
     summary = summarize(results, by_id, defects, config, limits, isolation.to_json())

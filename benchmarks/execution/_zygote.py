@@ -13,8 +13,9 @@ mount read-only. Where it cannot (a container without CAP_SYS_ADMIN), scratch is
 the harness made. It then chooses an unprivileged uid pair, builds the Landlock ruleset and the
 seccomp filter and proves both in a throw-away child, and splits in two (`main`):
 
-- the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON), runs the
-  tests and judges;
+- the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON) and
+  judges; for separated judging it keeps a long-lived tests process (`TestsProcess`) that runs
+  the trusted side run after run;
 - the spawner (this process; PID 1 of the namespace where there is one) forks every process that
   runs generated code, on a spawn request that carries a kind, a scratch directory, a timeout
   and the new process's descriptors, never a program, a test or an expected value. A sample
@@ -25,8 +26,9 @@ A sample joins the worker's cgroups, is pinned to the worker's CPU, sets its rli
 an empty scratch directory, drops to an unprivileged uid with no_new_privs, enforces Landlock
 (read the interpreter, the standard library and system files; write its scratch directory) and
 the seccomp filter, and runs the program. The jobs process waits with a wall-clock deadline,
-then kills everything the run started (`kill(-1)` inside the PID namespace, else the sample's
-process group, its cgroups and a sweep of its uid), waits until the spawner has reaped it, and
+then kills everything the run started (inside the PID namespace every process but the spawner,
+itself and the tests process, else the sample's process group, its cgroups and a sweep of its
+uid), waits until the spawner has reaped it, and
 wipes the scratch space, so nothing the sample started (daemons with their own session
 included) outlives it.
 
@@ -40,8 +42,8 @@ Two judging modes for function-style problems:
 
 - separated (the default, job mode "separated"): the candidate (prompt + completion) runs in
   one sandboxed process that serves calls; the trusted side (the prompt's prefix: imports and
-  helpers the tests use, then the tests and `check(proxy)`) runs in another, which alone holds
-  the nonce and the verdict pipe. They share no descriptor, memory or file: calls and replies
+  helpers the tests use, then the tests and `check(proxy)`) runs in the worker's tests process,
+  which alone receives the nonce and returns the verdict. They share no descriptor, memory or file: calls and replies
   cross two pipes as plain data (PLAIN_RULE), decoded into fresh built-in objects, so neither
   an object whose `__eq__` lies nor a forged verdict can reach the tests. The candidate cannot
   ptrace or read the memory of the trusted side: that side is not dumpable and runs under an
@@ -123,12 +125,10 @@ _KEPT_MOUNT_FLAGS = {
 # File descriptors the sample's harness code uses; everything else is closed in the sample.
 NONCE_FD = 3
 VERDICT_FD = 4
-# Separated mode: the candidate reads calls on 3 and writes replies on 4; the trusted side has
-# the nonce on 3, the verdict on 4, and writes calls on 5, reads replies on 6.
+# Separated mode: the candidate reads calls on 3 and writes replies on 4 (the tests process
+# receives its ends of those pipes with each run, on its control socket).
 CALLS_IN_FD = 3
 REPLIES_OUT_FD = 4
-CALLS_OUT_FD = 5
-REPLIES_IN_FD = 6
 # Single-process and stdin/stdout samples read their program from this descriptor.
 PROGRAM_FD = 5
 # Without a size-capped tmpfs (no mount namespace), the jobs process checks the scratch space
@@ -138,7 +138,14 @@ NONCE_BYTES = 16
 MAX_REASON = 2000
 MAX_MESSAGE = 64 * 2**20
 PLAIN_RULE = "boi-plain/1"
+# The tests process's working directory, directly under the scratch root; kept between runs.
+TESTS_DIR = "tests"
+# The tests process's end of its control socket (jobs in, verdicts out).
+TESTS_CONTROL_FD = 3
+# The most a verdict can hold: the pass token, or "F" and the reason.
+MAX_VERDICT = NONCE_BYTES + MAX_REASON + 64
 PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
 # Exit codes of a sandboxed child that refused to run generated code (never a verdict).
 EXIT_UNCONFINED = 73
 EXIT_NO_USER_NAMESPACE = 72
@@ -178,6 +185,12 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         ),
         f"mount {target}",
     )
+
+
+def _set_name(name: bytes) -> None:
+    """The process's name in ps and top (one word per role: boi-spawner, boi-jobs, ...)."""
+    buffer = ctypes.create_string_buffer(name[:15])
+    _libc.prctl(PR_SET_NAME, ctypes.addressof(buffer), 0, 0, 0)
 
 
 def _prctl(option: int, arg: int) -> None:
@@ -275,6 +288,7 @@ class Zygote:
         self.seccomp_program: bytes | None = None  # the filter, assembled once
         self.stdlib_path: list[str] = []
         self.spawner: SpawnerClient | None = None  # the jobs process's line to the spawner
+        self.tests: TestsProcess | None = None  # the jobs process's long-lived tests process
 
     # ---- start-up -------------------------------------------------------------------------
 
@@ -656,7 +670,22 @@ class Zygote:
         return self.scratch_root
 
     def _clear_scratch(self) -> None:
-        _clear_dir(self._scratch_root())
+        """Empty the scratch space: everything a run wrote, the tests process's files
+        included; its directory itself stays, as it is its working directory."""
+        root = self._scratch_root()
+        _clear_dir(root, keep=TESTS_DIR)
+        tests_dir = os.path.join(root, TESTS_DIR)
+        if os.path.isdir(tests_dir):
+            _clear_dir(tests_dir)
+
+    def _tests_dir(self) -> str:
+        path = os.path.join(self._scratch_root(), TESTS_DIR)
+        if not os.path.isdir(path):
+            os.mkdir(path, 0o700)
+            owner = self.report["tests_uid"]
+            if owner is not None:
+                os.chown(path, owner, owner)
+        return path
 
     def _new_scratch(self, tag: str, owner: int | None) -> str:
         """An empty directory under the scratch root for one process of this run, owned by
@@ -678,15 +707,16 @@ class Zygote:
         return self.spawner.spawn(request, fds, deadline)
 
     def _run_separated(self, job: dict, timeout: float) -> dict:
-        """The candidate and the tests in two processes that talk through plain-data pipes."""
+        """The candidate and the tests in two processes that talk through plain-data pipes.
+
+        The candidate is a fresh process, forked by the spawner for this run alone; the tests
+        run in the worker's long-lived tests process (`TestsProcess`), which receives the
+        tests, a fresh nonce and its ends of this run's two pipes, and answers with the
+        verdict. It is replaced whenever a run does not end in a verdict (a timeout, a crash),
+        so a run's verdict never depends on a tests process that anything could have upset."""
         self.sequence += 1
-        pid_ns = bool(self.report["pid_namespace"])
         uid = self.report["sandbox_uid"]
-        tests_uid = self.report["tests_uid"]
         candidate_dir = self._new_scratch("c", uid)
-        trusted_dir = self._new_scratch("t", tests_uid)
-        nonce_r, keep_r = _nonce_pipes()
-        verdict_r, verdict_w = os.pipe()
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
         started = time.monotonic()
@@ -696,70 +726,51 @@ class Zygote:
                 "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
             )
         except BaseException:
-            for fd in (
-                nonce_r,
-                keep_r,
-                verdict_r,
-                verdict_w,
-                calls_r,
-                calls_w,
-                replies_r,
-                replies_w,
-            ):
+            for fd in (calls_w, replies_r):
                 os.close(fd)
             raise
-        os.close(calls_r)
-        os.close(replies_w)
+        finally:
+            os.close(calls_r)
+            os.close(replies_w)
+        nonce = os.urandom(NONCE_BYTES)
         try:
-            # The candidate's whole job: its own program. Written before the tests start, so
-            # that it is the first message on the calls pipe.
-            _send_message(calls_w, _candidate_setup(job), deadline)
-        except (TimeoutError, OSError):
-            pass  # the candidate did not take its program: the tests' first call says so
-        os.set_blocking(calls_w, True)  # the tests write without a deadline of their own
-        trusted = os.fork()
-        if trusted == 0:
             try:
-                for fd in (keep_r, verdict_r):
-                    os.close(fd)
-                # Under a uid of their own (root), or the worker's while the candidate sits in a
-                # nested user namespace (no root). Out of the sample's cgroups: a candidate that
-                # exhausts the process or memory cap cannot make the tests fail in its place.
-                self._become_sample(
-                    trusted_dir,
-                    self.devnull,
-                    self.devnull,
-                    nonce_r,
-                    verdict_w,
-                    timeout,
-                    tests_uid,
-                    pid_ns,
-                    extra_fds=(calls_w, replies_r),
-                    join_cgroups=False,
-                )
-                # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same uid
-                # (set after any uid change, which resets it).
-                _prctl(PR_SET_DUMPABLE, 0)
-                # A candidate that hangs up must show as such, not as a SIGPIPE death.
-                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-                _run_trusted(job)
-            finally:
-                os._exit(70)
-        for fd in (verdict_w, nonce_r, calls_w, replies_r):
-            os.close(fd)
-        nonce = os.read(keep_r, NONCE_BYTES)
-        os.close(keep_r)
+                # The candidate's whole job: its own program. Written before the tests start,
+                # so that it is the first message on the calls pipe.
+                _send_message(calls_w, _candidate_setup(job), deadline)
+            except (TimeoutError, OSError):
+                pass  # the candidate did not take its program: the tests' first call says so
+            os.set_blocking(calls_w, True)  # the tests write without a deadline of their own
+            tests = self._tests_process()
+            tests.start_job(job, nonce, (calls_w, replies_r))
+        finally:
+            os.close(calls_w)
+            os.close(replies_r)
         guard = self._scratch_guard()
-        status, timed_out = _wait(trusted, deadline, guard)
+        verdict, timed_out = tests.verdict(deadline, guard)
         duration = time.monotonic() - started
-        self._reap((candidate,), (trusted,))
-        verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
+        status = 0
+        if verdict is None:
+            # No verdict (the deadline passed, the guard tripped or the tests process died):
+            # this tests process is not used again; how it ended explains the run.
+            status = tests.stop()
+            self.tests = None
+            verdict = b""
+        self._reap((candidate,))
         self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         if guard is not None and guard.tripped:
             outcome = guard.outcome()
         outcome["run_seconds"] = round(duration, 4)
         return outcome
+
+    def _tests_process(self) -> TestsProcess:
+        """The worker's tests process, started on first use and after one was stopped."""
+        if self.tests is None or not self.tests.alive():
+            if self.tests is not None:
+                self.tests.stop()
+            self.tests = TestsProcess.start(self)
+        return self.tests
 
     def _run_table(self, job: dict, timeout: float) -> dict:
         """Outcome tables (job mode "table"): the candidate alone in its sandbox, called on many
@@ -853,45 +864,50 @@ class Zygote:
                     break
                 time.sleep(0.005)
 
-    def _reap(self, spawned: tuple[int, ...], own: tuple[int, ...] = ()) -> None:
+    def _reap(self, spawned: tuple[int, ...]) -> None:
         """Kill every process this run started and wait until they are gone: `spawned` (forked
-        by the spawner, which reports their end) and `own` (the tests, our children).
+        by the spawner, which reports their end) and whatever they started. The tests
+        process, which runs no generated code, is spared where that can be done exactly.
 
-        In a PID namespace `kill(-1)` reaches every process of the namespace except PID 1 (the
-        spawner, which reaps the generated code's processes and their orphans) and ourselves.
-        Without one, each sandboxed process leads its own process group, and the seccomp filter
-        keeps its descendants from leaving it (no setsid, no setpgid), so killing the groups is
-        complete; the cgroups catch anything else.
+        In a PID namespace with a /proc of its own, every process listed there but PID 1 (the
+        spawner, which reaps the generated code's processes and their orphans), ourselves and
+        the tests process is killed, until none is left (zombies included); without that
+        /proc, `kill(-1)` kills them all, the tests process too. Without a PID namespace, each
+        sandboxed process leads its own process group, and the seccomp filter keeps its
+        descendants from leaving it (no setsid, no setpgid), so killing the groups is
+        complete; the cgroups and a sweep of the sandbox uid catch anything else (the tests
+        process is in neither).
         """
-        pid_ns = bool(self.report["pid_namespace"])
-        if pid_ns:
+        if self.report["pid_namespace"]:
             if os.getppid() != 1:  # kill(-1) outside our own namespace would hit the machine
                 raise RuntimeError("PID namespace lost")
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if self.report["private_proc"]:
+                spare = {1, os.getpid()}
+                if self.tests is not None and self.tests.status is None:
+                    spare.add(self.tests.pid)
+                _kill_namespace_but(spare, time.monotonic() + 2.0)
+            else:
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                if self.tests is not None:
+                    self.tests.stop()
+                    self.tests = None
         else:
-            for pid in (*spawned, *own):
+            for pid in spawned:
                 _kill_group(pid)
             self._kill_cgroup_leftovers()
             uid = self.report["sandbox_uid"]
             if uid is not None:
                 _sweep_uid(uid, time.monotonic() + 2.0)
-        while True:
-            try:
-                if os.waitpid(-1, 0 if pid_ns else os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
         if self.spawner is not None:
             until = time.monotonic() + 5.0
             for pid in spawned:
                 self.spawner.wait(pid, until)
                 self.spawner.forget(pid)
-        if pid_ns and self.report["private_proc"]:
-            _wait_for_empty_namespace(time.monotonic() + 2.0)
-        if self.report["namespaces"]:
+        if self.report["namespaces"] and not self.report["seccomp"]:
+            # Under the seccomp filter no sample can create System V IPC objects.
             _remove_sysv_ipc()
 
     def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
@@ -987,27 +1003,27 @@ class Zygote:
         scratch: str,
         stdin_fd: int,
         stdout_fd: int,
-        nonce_r: int,
-        verdict_w: int,
-        timeout: float,
+        fds: tuple[int, ...],
+        cpu_seconds: int | None,
         uid: int | None,
         pid_ns: bool,
-        extra_fds: tuple[int, ...] = (),
         join_cgroups: bool = True,
         confine: bool = False,
     ) -> None:
         """Turn this freshly forked process into a sandboxed one: its own session, the
-        worker's cgroups and CPU, exactly the descriptors it needs, rlimits, an empty scratch
-        directory, an unprivileged uid and, for generated code (`confine`), Landlock and the
-        seccomp filter. Any failure raises, and the caller exits without running anything."""
+        worker's cgroups and CPU, exactly the descriptors it needs (stdin, stdout, stderr on
+        /dev/null, then `fds` from 3 on), rlimits (CPU time only where `cpu_seconds` is
+        given), an empty scratch directory, an unprivileged uid and, for generated code
+        (`confine`), Landlock and the seccomp filter. Any failure raises, and the caller exits
+        without running anything."""
         config = self.config
         parent = os.getppid()
         os.setsid()
         for fd in self.cgroup_fds if join_cgroups else ():
             os.write(fd, b"0")  # join this worker's cgroups (0 = the writer)
         os.sched_setaffinity(0, self.pair_cpu)
-        # Lay out fds 0-4 exactly; dup first so that no source is overwritten before it is used.
-        layout = (stdin_fd, stdout_fd, self.devnull, nonce_r, verdict_w, *extra_fds)
+        # Lay out fds 0.. exactly; dup first so that no source is overwritten before it is used.
+        layout = (stdin_fd, stdout_fd, self.devnull, *fds)
         sources = [os.dup(fd) for fd in layout]
         for target, source in enumerate(sources):
             os.dup2(source, target, inheritable=True)
@@ -1019,8 +1035,8 @@ class Zygote:
             keep = -1
             os.closerange(len(layout), 1 << 16)
         limits = config["limits"]
-        cpu = int(timeout) + 2
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if cpu_seconds is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
         memory = int(limits["memory_mb"]) * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         size = int(limits["file_size_mb"]) * 2**20
@@ -1132,14 +1148,20 @@ def _sweep_uid(uid: int, deadline: float) -> None:
         time.sleep(0.0005)
 
 
-def _wait_for_empty_namespace(deadline: float) -> None:
-    """Until our private /proc lists no process but PID 1 (the spawner) and ourselves: the
-    spawner reaps what `kill(-1)` killed, orphans included, a moment later."""
-    me = str(os.getpid())
+def _kill_namespace_but(spare: set[int], deadline: float) -> None:
+    """SIGKILL every process our private /proc lists but `spare`, until none is left (zombies
+    included: the spawner reaps what is killed, orphans too, a moment later). Repeated,
+    because a process may fork between the listing and its kill; it cannot once killed."""
     while time.monotonic() < deadline:
-        if all(e in ("1", me) for e in os.listdir("/proc") if e.isdigit()):
+        left = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in spare]
+        if not left:
             return
-        time.sleep(0.0005)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.0002)
 
 
 def _candidate_setup(job: dict) -> dict:
@@ -1325,6 +1347,7 @@ def _ignore_signal(signum: int, frame: object) -> None:
 def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
     """In a process the spawner just forked: become the sandboxed sample, read the program
     from our own descriptors and run it. Never returns."""
+    _set_name(b"boi-sample")
     kind = request["kind"]
     devnull = zygote.devnull
     report = zygote.report
@@ -1341,12 +1364,10 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
             request["scratch"],
             stdin_fd,
             stdout_fd,
-            first,
-            second,
-            timeout,
+            (first, second, *extra),
+            _cpu_seconds(timeout),
             report["sandbox_uid"],
             bool(report["pid_namespace"]),
-            extra_fds=extra,
             confine=True,
         )
     except BaseException:
@@ -1356,6 +1377,11 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
     else:
         program = _read_all(PROGRAM_FD, MAX_MESSAGE).decode("utf-8", "surrogatepass")
         _run_sample(program, kind == "stdio")
+
+
+def _cpu_seconds(timeout: float) -> int:
+    """The CPU-time limit of a process that runs one sample with this wall-clock timeout."""
+    return int(timeout) + 2
 
 
 def _nonce_pipes() -> tuple[int, int]:
@@ -1614,16 +1640,20 @@ def _write_by(fd: int, view: memoryview, deadline: float) -> None:
                 continue
 
 
-def _read_by(fd: int, size: int, deadline: float) -> bytes:
-    """Exactly `size` bytes before `deadline` (TimeoutError; EOFError when the writer is gone)."""
+def _read_by(fd: int, size: int, deadline: float, guard: Callable[[], bool] | None = None) -> bytes:
+    """Exactly `size` bytes before `deadline` (TimeoutError; EOFError when the writer is gone).
+    With a `guard`, polled every GUARD_SECONDS, TimeoutError also when it says stop."""
     os.set_blocking(fd, False)
     buf = io.BytesIO()
     while buf.tell() < size:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
-        readable, _, _ = select.select([fd], [], [], left)
+        step = left if guard is None else min(left, GUARD_SECONDS)
+        readable, _, _ = select.select([fd], [], [], step)
         if not readable:
+            if guard is not None and guard():
+                raise TimeoutError
             continue
         try:
             chunk = os.read(fd, min(1 << 20, size - buf.tell()))
@@ -1815,8 +1845,15 @@ def _exception_type(name: str) -> type[Exception]:
     return CandidateError
 
 
-def _make_proxy(entry_point: str, classes: dict[str, type], violations: list[str]) -> object:
-    """The function the tests call: each call crosses to the candidate's process and back."""
+def _make_proxy(
+    entry_point: str,
+    classes: dict[str, type],
+    violations: list[str],
+    calls_fd: int,
+    replies_fd: int,
+) -> object:
+    """The function the tests call: each call crosses to the candidate's process and back
+    (calls written to `calls_fd`, replies read from `replies_fd`)."""
     names = frozenset(classes)
 
     def violation(reason: str) -> _Violation:
@@ -1838,8 +1875,8 @@ def _make_proxy(entry_point: str, classes: dict[str, type], violations: list[str
                 "judge this problem with separate_candidate: false"
             ) from None
         try:
-            _send_message(CALLS_OUT_FD, message)
-            reply = _receive_message(REPLIES_IN_FD)
+            _send_message(calls_fd, message)
+            reply = _receive_message(replies_fd)
         except (EOFError, OSError):
             raise violation("the candidate's process ended during a call") from None
         except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
@@ -1900,9 +1937,152 @@ def _write_back(original: object, after: object, classes: dict[str, type]) -> No
         raise ValueError("an argument changed type")
 
 
-def _run_trusted(job: dict) -> None:
-    """The tests' process: the prompt's prefix and the tests, calling the candidate by proxy."""
-    read, write, exit_now, token = os.read, os.write, os._exit, pass_token
+class TestsProcess:
+    """The jobs process's handle on the worker's tests process.
+
+    Separated judging runs the trusted side (the prompt's prefix, the tests, `check`) in one
+    long-lived process per worker instead of a fresh fork per run: a fork, an exit and the
+    page copies in between cost more than most HumanEval tests take. That process runs no
+    generated code: it sees the candidate only as plain data (PLAIN_RULE), decoded into fresh
+    built-in objects, and the candidate cannot reach it (another uid, not dumpable, no ptrace
+    or process_vm_* under the seccomp filter, signals scoped by Landlock). Every run gets a
+    fresh namespace, the random module's state and recursion limit of the process's start, and
+    an emptied working directory; a run that ends without a verdict (timeout, crash, limit)
+    retires the process, and the next run starts a new one.
+    """
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.status: int | None = None  # its wait status, once reaped
+
+    @classmethod
+    def start(cls, zygote: Zygote) -> TestsProcess:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        home = zygote._tests_dir()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                zygote._become_sample(
+                    home,
+                    zygote.devnull,
+                    zygote.devnull,
+                    (theirs.detach(),),
+                    None,  # a CPU rlimit would add up over runs: the wall deadline bounds it
+                    # Under a uid of their own (root), or the worker's while the candidate sits
+                    # in a nested user namespace (no root). Out of the sample's cgroups: a
+                    # candidate that exhausts the process or memory cap cannot make the tests
+                    # fail in its place.
+                    zygote.report["tests_uid"],
+                    bool(zygote.report["pid_namespace"]),
+                    join_cgroups=False,
+                )
+                # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same
+                # uid (set after any uid change, which resets it).
+                _prctl(PR_SET_DUMPABLE, 0)
+                # A candidate that hangs up must show as such, not as a SIGPIPE death.
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+                _set_name(b"boi-tests")
+                _serve_tests(TESTS_CONTROL_FD)
+            finally:
+                os._exit(70)
+        theirs.close()
+        ours.setblocking(False)
+        return cls(pid, ours)
+
+    def alive(self) -> bool:
+        if self.status is None and os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
+            self.status = 0  # it ended between runs (nothing was judged by it)
+        return self.status is None
+
+    def start_job(self, job: dict, nonce: bytes, fds: tuple[int, int]) -> None:
+        """Hand it one run: the tests, the nonce and its ends of the calls and replies pipes.
+        A process that cannot take it is found out by `verdict`."""
+        message = {
+            "prefix": job["prefix"],
+            "test": job["test"],
+            "entry_point": job["entry_point"],
+            "prefix_classes": list(job.get("prefix_classes", ())),
+            "nonce": nonce.hex(),
+        }
+        data = json.dumps(message).encode("utf-8", "surrogatepass")
+        try:
+            socket.send_fds(self.sock, [b"J"], list(fds))
+            # Taken at once by a process that waits for its next run; the bound is for one
+            # that does not.
+            _write_by(
+                self.sock.fileno(),
+                memoryview(struct.pack(">I", len(data)) + data),
+                time.monotonic() + 10.0,
+            )
+        except (OSError, TimeoutError):
+            pass
+
+    def verdict(self, deadline: float, guard: ScratchGuard | None) -> tuple[bytes | None, bool]:
+        """(the run's verdict, False), or (None, timed out) when the deadline passes, the
+        scratch guard trips or the process ends first."""
+        fd = self.sock.fileno()
+        try:
+            size = struct.unpack(">I", _read_by(fd, 4, deadline, guard))[0]
+            if size > MAX_VERDICT:
+                return None, False
+            return _read_by(fd, size, deadline, guard), False
+        except TimeoutError:
+            return None, guard is None or not guard.tripped
+        except (EOFError, OSError):
+            return None, False
+
+    def stop(self) -> int:
+        """Kill it (if it still runs) and return its wait status."""
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.status = os.waitpid(self.pid, 0)[1]
+        self.sock.close()
+        return self.status
+
+
+def _serve_tests(control: int) -> None:
+    """The tests process: run after run, read the tests, the nonce and the two pipe ends from
+    `control`, run them against the candidate by proxy and write the verdict back."""
+    import random
+
+    sock = socket.socket(fileno=control)
+    random_state = random.getstate()
+    recursion_limit = sys.getrecursionlimit()
+    home = os.getcwd()
+    while True:
+        try:
+            marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
+        except OSError:
+            os._exit(0)
+        if not marker or len(fds) != 2:
+            os._exit(0)  # the jobs process is gone (or sent something it never sends)
+        job = _recv(control)
+        if job is None:
+            os._exit(0)
+        # What a fresh process would start from: the tests of one run must not see another's.
+        random.setstate(random_state)
+        sys.setrecursionlimit(recursion_limit)
+        os.chdir(home)
+        verdict = _run_tests(job, *fds)
+        for fd in fds:
+            os.close(fd)  # the candidate sees the end of its calls, and exits
+        if verdict == b"P":
+            verdict = pass_token(bytes.fromhex(job["nonce"])) + b"P"
+        data = struct.pack(">I", len(verdict)) + verdict
+        try:
+            sock.sendall(data)
+        except OSError:
+            os._exit(0)
+
+
+def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
+    """One run of the tests: the prompt's prefix and the tests, calling the candidate by proxy.
+    Returns b"P" when they held, else b"F" and the reason."""
     namespace: dict = {}
     violations: list[str] = []
     verdict = b"P"
@@ -1913,7 +2093,7 @@ def _run_trusted(job: dict) -> None:
             for name in job.get("prefix_classes", ())
             if isinstance(namespace.get(name), type)
         }
-        proxy = _make_proxy(job["entry_point"], classes, violations)
+        proxy = _make_proxy(job["entry_point"], classes, violations, calls_fd, replies_fd)
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
         namespace[job["entry_point"]] = proxy
@@ -1927,11 +2107,8 @@ def _run_trusted(job: dict) -> None:
         # A violation can never pass. Tests that caught it and failed with their own reason
         # keep that reason (a fairness test names the input the candidate died on).
         verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[:MAX_REASON]
-    if verdict == b"P":
-        nonce = read(NONCE_FD, NONCE_BYTES)
-        verdict = token(nonce) + b"P" if len(nonce) == NONCE_BYTES else b"Fthe nonce was taken"
-    write(VERDICT_FD, verdict)
-    exit_now(0)
+    namespace.clear()  # the run's objects go now, not whenever a collection finds the cycles
+    return verdict
 
 
 def _reason(err: BaseException) -> bytes:
@@ -1970,33 +2147,6 @@ def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: 
         "status": "failed",
         "result": f"failed: exited with status {code} before the tests finished",
     }
-
-
-def _wait(pid: int, deadline: float, guard: Callable[[], bool] | None = None) -> tuple[int, bool]:
-    """Wait for `pid` until `deadline`; kill it (and so its PID namespace) at the deadline, or
-    as soon as `guard()` (polled every GUARD_SECONDS) says the run went over a limit."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            if pidfd is not None:
-                os.close(pidfd)
-            return status, False
-        left = deadline - time.monotonic()
-        if left <= 0 or (guard is not None and guard()):
-            os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
-            if pidfd is not None:
-                os.close(pidfd)
-            return status, left <= 0
-        step = left if guard is None else min(left, GUARD_SECONDS)
-        if pidfd is not None:
-            select.select([pidfd], [], [], step)
-        else:
-            time.sleep(min(step, 0.002))
 
 
 _IPC_RMID = 0
@@ -2038,8 +2188,9 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _clear_dir(root: str) -> None:
-    """Delete everything under the scratch root (the sample may have written anywhere in it).
+def _clear_dir(root: str, keep: str | None = None) -> None:
+    """Delete everything under the scratch root (the sample may have written anywhere in it)
+    but the entry named `keep` directly under it.
 
     Iterative, one directory descriptor at a time and names relative to it: a sample can leave
     a chain of directories far deeper than Python's recursion limit or PATH_MAX allows
@@ -2061,6 +2212,8 @@ def _clear_dir(root: str) -> None:
             except OSError:
                 names = []
             for name in names:
+                if depth == 0 and name == keep:
+                    continue
                 try:
                     os.unlink(name, dir_fd=fd)
                     continue
@@ -2185,6 +2338,7 @@ def main() -> None:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != spawner_pid:
                 os._exit(1)
+            _set_name(b"boi-jobs")
             zygote.spawner = SpawnerClient(jobs_end)
             _send(result_fd, {"ready": True, "report": report})
             zygote.serve(job_fd, result_fd)
@@ -2193,6 +2347,7 @@ def main() -> None:
     jobs_end.close()
     os.close(job_fd)
     os.close(result_fd)
+    _set_name(b"boi-spawner")
     Spawner(zygote, spawner_end, jobs_pid).serve()
 
 
