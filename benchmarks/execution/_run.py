@@ -254,6 +254,7 @@ class _ReferenceTiming:
         # Reference runs are keyed by negative numbers (samples by their index).
         self.reference_keys: dict[int, str] = {}
         self.next_reference_key = -1
+        self.closed = False
         self.timeouts_used: dict[int, float] = {}
 
     def _sample_job(self, index: int) -> tuple[int, dict[str, Any], float]:
@@ -280,13 +281,19 @@ class _ReferenceTiming:
                     if index is not None:
                         item = self._sample_job(index)
                     else:
-                        while not self.follow_ups and self.in_flight:
+                        while not self.follow_ups and self.in_flight and not self.closed:
                             self.changed.wait()
-                        if not self.follow_ups:
+                        if not self.follow_ups or self.closed:
                             return
                         item = self.follow_ups.popleft()
                 self.in_flight += 1
             yield item
+
+    def close(self) -> None:
+        """No more jobs (the run stops early): a worker waiting for follow-ups returns."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
 
     def settle(self, key: int, outcome: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         """The sample outcomes `outcome` decides: [(sample index, outcome), ...]."""
@@ -444,17 +451,20 @@ def execute_samples(
                     progress(next_index, len(samples))
 
             flush()
-            for key, outcome in pool.map(timing.jobs()):
-                for index, decided in timing.settle(key, outcome):
-                    ready[index] = _result(
-                        samples[index],
-                        # The worker decided the status with the verdict; the result text is
-                        # only its reason, for people.
-                        Status(decided["status"]),
-                        decided["result"],
-                        decided.get("duration", 0.0),
-                    )
-                flush()
+            try:
+                for key, outcome in pool.map(timing.jobs()):
+                    for index, decided in timing.settle(key, outcome):
+                        ready[index] = _result(
+                            samples[index],
+                            # The worker decided the status with the verdict; the result text
+                            # is only its reason, for people.
+                            Status(decided["status"]),
+                            decided["result"],
+                            decided.get("duration", 0.0),
+                        )
+                    flush()
+            finally:
+                timing.close()
             isolation = pool.isolation
     summary = summarize(results, by_id, defects, config, limits, isolation.to_json())
     summary["wall_seconds"] = round(time.time() - started, 2)

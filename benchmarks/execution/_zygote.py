@@ -897,15 +897,18 @@ class Zygote:
         else:
             for pid in spawned:
                 _kill_group(pid)
-            self._kill_cgroup_leftovers()
-            uid = self.report["sandbox_uid"]
-            if uid is not None:
-                _sweep_uid(uid, time.monotonic() + 2.0)
         if self.spawner is not None:
             until = time.monotonic() + 5.0
             for pid in spawned:
                 self.spawner.wait(pid, until)
                 self.spawner.forget(pid)
+        if not self.report["pid_namespace"]:
+            # After the spawner has reaped the group's leader: what the cgroups and the uid
+            # still hold is then only what escaped the group, not the dying leader itself.
+            self._kill_cgroup_leftovers()
+            uid = self.report["sandbox_uid"]
+            if uid is not None:
+                _sweep_uid(uid, time.monotonic() + 2.0)
         if self.report["namespaces"] and not self.report["seccomp"]:
             # Under the seccomp filter no sample can create System V IPC objects.
             _remove_sysv_ipc()
