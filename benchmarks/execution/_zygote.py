@@ -885,7 +885,8 @@ class Zygote:
                 spare = {1, os.getpid()}
                 if self.tests is not None and self.tests.status is None:
                     spare.add(self.tests.pid)
-                _kill_namespace_but(spare, time.monotonic() + 2.0)
+                # Our own /proc: every process of the namespace but the spared ones.
+                _kill_until_none(lambda pid: pid not in spare, time.monotonic() + 2.0, 0.0002)
             else:
                 try:
                     os.kill(-1, signal.SIGKILL)
@@ -1130,41 +1131,33 @@ class ScratchGuard:
 
 def _sweep_uid(uid: int, deadline: float) -> None:
     """SIGKILL every process of the sandbox uid (this pool's own: no other harness shares it)
-    and wait until none is left, zombies included (the spawner reaps them). Without a PID
-    namespace this is what makes "nothing the sample started outlives it" hold, whatever
-    the process group and cgroup kills left (about 0.5 ms: one stat per process of the
-    machine)."""
+    and wait until none is left. Without a PID namespace this is what makes "nothing the
+    sample started outlives it" hold, whatever the process group and cgroup kills left (about
+    0.5 ms: one stat per process of the machine)."""
+    _kill_until_none(lambda pid: os.stat(f"/proc/{pid}").st_uid == uid, deadline, 0.0005)
+
+
+def _kill_until_none(chosen: Callable[[int], bool], deadline: float, pause: float) -> None:
+    """SIGKILL every process /proc lists for which `chosen(pid)` holds, round after round
+    (`pause` seconds apart) until none is left, zombies included: the spawner reaps what is
+    killed, orphans too, a moment later. Repeated, because a process may fork between the
+    listing and its kill; it cannot once killed."""
     while time.monotonic() < deadline:
         found = False
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
+            pid = int(entry)
             try:
-                if os.stat(f"/proc/{entry}").st_uid != uid:
+                if not chosen(pid):
                     continue
-                os.kill(int(entry), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except (FileNotFoundError, ProcessLookupError):
-                continue
+                continue  # gone between the listing and now
             found = True
         if not found:
             return
-        time.sleep(0.0005)
-
-
-def _kill_namespace_but(spare: set[int], deadline: float) -> None:
-    """SIGKILL every process our private /proc lists but `spare`, until none is left (zombies
-    included: the spawner reaps what is killed, orphans too, a moment later). Repeated,
-    because a process may fork between the listing and its kill; it cannot once killed."""
-    while time.monotonic() < deadline:
-        left = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in spare]
-        if not left:
-            return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.0002)
+        time.sleep(pause)
 
 
 def _candidate_setup(job: dict) -> dict:
@@ -2013,7 +2006,8 @@ class TestsProcess:
         try:
             socket.send_fds(self.sock, [b"J"], list(fds))
             # Taken at once by a process that waits for its next run; the bound is for one
-            # that does not.
+            # that does not. (Not _send_message: the tests are benchmark text, not bounded by
+            # the calls' MAX_MESSAGE.)
             _write_by(
                 self.sock.fileno(),
                 memoryview(struct.pack(">I", len(data)) + data),
