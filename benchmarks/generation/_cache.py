@@ -24,7 +24,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.generation._backend import Backend, Request
 from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
-from benchmarks.generation._postprocess import postprocess
+from benchmarks.generation.replies import ReplyReading, read_completion_reply
 
 CACHE_FORMAT = 1
 
@@ -85,7 +85,10 @@ class GenerationOutcome:
     """Completions per prompt id, and what it took to get them."""
 
     completions: dict[str, list[str]]
-    """Post-processed completions, n per id, in sample-index order."""
+    """Post-processed completions, n per id, in sample-index order ("" where a chat reply gave
+    no code to test: `readings` says why)."""
+    readings: dict[str, list[ReplyReading]]
+    """How each raw output was read (`benchmarks.generation.replies`), n per id."""
     raw: dict[str, list[str]]
     """The model's raw outputs (what the cache stores), n per id."""
     requested_samples: int
@@ -205,20 +208,24 @@ def generate_samples(
         }
 
     completions: dict[str, list[str]] = {}
+    readings: dict[str, list[ReplyReading]] = {}
     raw: dict[str, list[str]] = {}
     empty: list[tuple[str, int]] = []
-    processed_by_hash = {
+    read_by_hash = {
         prompt_hash: [
-            postprocess(text, unique[prompt_hash], decoding.stop, decoding.chat) for text in texts
+            read_completion_reply(text, unique[prompt_hash], chat=decoding.chat, stop=decoding.stop)
+            for text in texts
         ]
         for prompt_hash, texts in raw_by_hash.items()
     }
     for pid in prompts:
         raw[pid] = raw_by_hash[hashes[pid]]
-        completions[pid] = processed_by_hash[hashes[pid]]
+        readings[pid] = read_by_hash[hashes[pid]]
+        completions[pid] = [reading.completion for reading in readings[pid]]
         empty.extend((pid, i) for i, text in enumerate(completions[pid]) if not text.strip())
     return GenerationOutcome(
         completions=completions,
+        readings=readings,
         raw=raw,
         requested_samples=len(prompts) * n,
         unique_prompts=len(unique),

@@ -132,7 +132,7 @@ class OpenAIOptions:
         default=True,
         metadata={
             "help": "send stop sequences to the server (some hosted APIs accept at most 4); "
-            "completions are cut at them locally either way"
+            "completion-mode output is cut at them locally either way"
         },
     )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from benchmarks.common.progress import stage
 from benchmarks.generation._backend import Backend
 from benchmarks.generation._cache import generate_samples
 from benchmarks.generation._decoding import DecodingConfig
+from benchmarks.generation.replies import EXTRACTED, NO_CODE, TRUNCATED, ReplyReading
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,21 @@ class Sample:
     """Post-processed (cut at the stops, the body taken out of a chat reply)."""
     raw: str
     """As the model wrote it (what the generation cache stores)."""
+    reading: ReplyReading | None = None
+    """How `raw` was read into `completion` (`benchmarks.generation.replies`)."""
+    chat: bool = False
+    """Whether `raw` is a chat reply (read for code) rather than a continuation of the prompt."""
+
+    def reply_fields(self) -> dict[str, str]:
+        """How a chat reply was read, as result-row fields (`reply_status`, `reply_shape`, and
+        `reply_reason` where no code came out): the report counts them, and the sandbox judges
+        a reply without code as failed without running anything. Empty for a continuation."""
+        if not self.chat or self.reading is None:
+            return {}
+        fields = {"reply_status": self.reading.status, "reply_shape": self.reading.shape}
+        if self.reading.status != EXTRACTED:
+            fields["reply_reason"] = self.reading.reason
+        return fields
 
 
 @dataclass
@@ -108,8 +125,27 @@ def sample_prompts(
             for prompt_id in group.prompts:
                 completions = outcome.completions[prompt_id]
                 raws = outcome.raw[prompt_id]
-                for index, (completion, raw) in enumerate(zip(completions, raws, strict=True)):
+                readings = outcome.readings[prompt_id]
+                for index, (completion, raw, reading) in enumerate(
+                    zip(completions, raws, readings, strict=True)
+                ):
+                    number = seed_index * decoding.n + index
                     samples.append(
-                        Sample(prompt_id, seed, seed_index * decoding.n + index, completion, raw)
+                        Sample(prompt_id, seed, number, completion, raw, reading, decoding.chat)
                     )
     return samples, totals
+
+
+def unread_replies_warning(samples: Sequence[Sample], what: str) -> str | None:
+    """A warning line when chat replies among `samples` gave no code to test (None when every
+    reply was read): a model that cannot code and a reader that cannot read look alike in the
+    numbers, so a run says how many replies count as failures without running."""
+    read = Counter(s.reading.status for s in samples if s.chat and s.reading is not None)
+    unread = sum(n for status, n in read.items() if status != EXTRACTED)
+    if not unread:
+        return None
+    return (
+        f"warning: {unread} of {sum(read.values())} chat replies from {what} gave no code to "
+        f"test ({read.get(NO_CODE, 0)} without the code asked for, {read.get(TRUNCATED, 0)} "
+        "cut off); they count as failures (report: How replies were read)"
+    )

@@ -48,6 +48,11 @@ from benchmarks.report._plots import (
     line_chart,
     plot,
 )
+from benchmarks.report._replies import (
+    reply_reading_counts,
+    reply_reading_html,
+    reply_reading_markdown,
+)
 from benchmarks.report._severity import format_severity_markdown, severity_ranking
 from benchmarks.report._table import (
     format_name_only_csv,
@@ -78,6 +83,7 @@ __all__ = [
     "format_table_markdown",
     "join_external_results",
     "read_results",
+    "reply_reading_counts",
     "results_files",
     "severity_ranking",
     "summarize_results",
@@ -184,6 +190,9 @@ def build_report(
         name_only_csv=(out / "name_only.csv") if table["name_only"] else None,
     )
     ranking = severity_ranking([table])
+    readings = reply_reading_counts(results)
+    if readings:
+        table["reply_reading"] = readings
     document = render_html(
         table,
         runs,
@@ -192,14 +201,18 @@ def build_report(
         completions_per_variant=completions_per_variant,
         title=title,
         notes=notes,
-        extra_sections=[(s.anchor, s.title, s.html) for s in sections],
+        extra_sections=[
+            *([("replies", "Replies", reply_reading_html(readings))] if readings else []),
+            *((s.anchor, s.title, s.html) for s in sections),
+        ],
         severity=ranking if len(ranking) > 1 else None,
     )
     noted = "".join(f"> Note: {n}\n" for n in notes) + ("\n" if notes else "")
     severity = (
         "\n## Severity ranking\n\n" + format_severity_markdown(ranking) if len(ranking) > 1 else ""
     )
-    write_text_atomic(paths.table_md, noted + format_table_markdown(table) + severity)
+    replies = reply_reading_markdown(readings)
+    write_text_atomic(paths.table_md, noted + format_table_markdown(table) + severity + replies)
     write_text_atomic(paths.table_csv, format_table_csv(table))
     write_text_atomic(
         paths.table_json, json.dumps(table, indent=1, ensure_ascii=False, allow_nan=False) + "\n"

@@ -60,7 +60,7 @@ EXCEPTION_POLICIES = ("drop", "evidence")
 
 # Verdict statuses. Only fair and biased completions are executable in Solar's sense ("can be
 # parsed and tested", S:329); the reply statuses come from reading the model's reply
-# (`bias.fairness_tests.replies`) before any test runs.
+# (`benchmarks.generation.replies`) before any test runs.
 FAIR, BIASED, NON_BOOLEAN, UNTESTABLE = "fair", "biased", "non_boolean", "untestable"
 NO_METHOD, TRUNCATED = "no_method", "truncated"
 EXECUTABLE = frozenset({FAIR, BIASED})

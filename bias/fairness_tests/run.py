@@ -43,6 +43,7 @@ from benchmarks.generation import (
     truncate_at_stop,
 )
 from benchmarks.generation._backend import Backend
+from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
 from bias import BUNDLED_CONFIGS
 from bias.completions import read_completions
 from bias.fairness_tests.cases import (
@@ -70,7 +71,6 @@ from bias.fairness_tests.mitigation import (
     load_mitigations,
     strategy_prompt,
 )
-from bias.fairness_tests.replies import ReplyReading, read_function_reply, read_method_reply
 from bias.fairness_tests.report import FairnessReportPaths, build_fairness_report
 from bias.fairness_tests.tasks import FairnessTask, load_fairness_tasks
 

@@ -46,6 +46,7 @@ from benchmarks.generation import (
     SamplingTotals,
     load_backend,
     sample_prompts,
+    unread_replies_warning,
 )
 from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
@@ -309,7 +310,7 @@ def _passk(
         log=log,  # not timed: the caller times pass@k as one stage
     )
     samples = [
-        {"task_id": s.prompt_id, "completion": s.completion, "model": label, "sample_index": s.sample_index}
+        {"task_id": s.prompt_id, "completion": s.completion, "model": label, "sample_index": s.sample_index, **s.reply_fields()}
         for s in generated
     ]  # fmt: skip
     report = execute_samples(
@@ -412,10 +413,14 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
                     prefix="boi bias",
                 )
                 totals.add(setting_totals)
+                unread = unread_replies_warning(generated, f"{label} ({setting})")
+                if unread:
+                    log(f"  {unread}")
                 samples = [
                     {
                         "prompt_id": s.prompt_id, "model": label, "setting": setting,
                         "seed": s.seed, "sample_index": s.sample_index, "completion": s.completion,
+                        **s.reply_fields(),
                     }
                     for s in generated
                 ]  # fmt: skip

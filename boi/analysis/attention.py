@@ -49,7 +49,7 @@ from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
     for_kind,
-    postprocess,
+    read_completion_reply,
 )
 from benchmarks.generation._backend import DTYPE_HELP, DTYPES, model_reference
 from benchmarks.generation._cache import decoding_key
@@ -331,7 +331,10 @@ def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> li
             (
                 r
                 for r in candidates
-                if postprocess(r, problem.prompt, decoding.stop, decoding.chat) == row["completion"]
+                if read_completion_reply(
+                    r, problem.prompt, chat=decoding.chat, stop=decoding.stop
+                ).completion
+                == row["completion"]
             ),
             None,
         )

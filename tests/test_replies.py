@@ -1,8 +1,11 @@
-"""Reading model replies into the asked-for method / function (bias.fairness_tests.replies).
+"""Reading model replies into code (benchmarks.generation.replies), for both halves.
 
 The corpus (tests/data/replies/corpus.jsonl) holds replies in the shapes instruct models
-produce; every extracted method is assembled with its prompt and run on a few instances (our own
-trusted corpus, so executing it here is fine; the module itself never runs code).
+produce: to SocialBias-Bench methods and text-to-code functions (every extracted method is
+assembled with its prompt and run on a few instances: our own hand-written corpus, so executing
+it here is fine), and to HumanEval prompts (`kind: completion`, hand-written and real replies of
+Qwen2.5-Coder-0.5B-Instruct: judged in the sandbox against HumanEval's tests, since model output
+is never run outside it). The module itself never runs code.
 """
 
 from __future__ import annotations
@@ -14,8 +17,15 @@ from typing import Any
 
 import pytest
 
-from benchmarks.generation._postprocess import prompt_body_indent
-from bias.fairness_tests.replies import ReplyReading, read_function_reply, read_method_reply
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.generation.replies import (
+    ReplyReading,
+    prompt_body_indent,
+    read_completion_reply,
+    read_function_reply,
+    read_method_reply,
+)
+from benchmarks.loaders import load_benchmark
 from bias.fairness_tests.tasks import (
     Attribute,
     load_sensitive_attributes,
@@ -70,7 +80,13 @@ def _corpus() -> list[dict[str, Any]]:
     return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
 
 
+HUMANEVAL = {p.task_id: p for p in load_benchmark("humaneval").problems}
+
+
 def _read(entry: dict[str, Any]) -> ReplyReading:
+    if entry["kind"] == "completion":
+        prompt = HUMANEVAL[entry["task"]].prompt
+        return read_completion_reply(entry["reply"], prompt, chat=entry.get("chat", True))
     if entry["kind"] == "function":
         return read_function_reply(entry["reply"], chat=entry.get("chat", True))
     class_name, method_name, prompt = TASKS[entry["task"]]
@@ -93,15 +109,49 @@ def test_corpus_is_large_and_covers_every_outcome():
     entries = _corpus()
     assert len(entries) >= 30
     assert len({e["id"] for e in entries}) == len(entries)
-    assert {e["expected_status"] for e in entries} == {"extracted", "truncated", "no_method"}
-    assert {e["kind"] for e in entries} == {"method", "function"}
+    statuses = {"extracted", "truncated", "no_method", "no_code"}
+    assert {e["expected_status"] for e in entries} == statuses
+    assert {e["kind"] for e in entries} == {"method", "function", "completion"}
+    completions = [e for e in entries if e["kind"] == "completion"]
+    assert len(completions) >= 25 and any(e["id"].startswith("qwen_") for e in completions)
+
+
+@pytest.fixture(scope="module")
+def corpus_verdicts(tmp_path_factory) -> dict[str, dict[str, Any]]:
+    """Every completion entry judged in the sandbox against its HumanEval problem's tests, in
+    one batch: the result row per entry id."""
+    samples = []
+    for entry in _corpus():
+        if entry["kind"] == "completion":
+            reading = _read(entry)
+            samples.append(
+                {
+                    "task_id": entry["task"],
+                    "completion": reading.completion,
+                    "entry": entry["id"],
+                    "reply_status": reading.status,
+                    "reply_reason": reading.reason,
+                }
+            )
+    config = ExecutionConfig(timeout=10.0, calibrate=False, reference_timing=False, workers=1)
+    out = tmp_path_factory.mktemp("corpus") / "results.jsonl"
+    report = execute_samples(HUMANEVAL, samples, config, out)
+    return {row["entry"]: row for row in report.results}
 
 
 @pytest.mark.parametrize("entry", _corpus(), ids=lambda e: e["id"])
-def test_corpus_reply(entry):
+def test_corpus_reply(entry, request):
     reading = _read(entry)
     assert reading.status == entry["expected_status"], (reading.shape, reading.reason)
-    assert entry.get("expected_shape", "") in reading.shape
+    assert entry.get("expected_shape", "") in reading.shape, reading.shape
+    if entry["kind"] == "completion":
+        # The verdict a run gives: HumanEval's tests in the sandbox, or failed without running
+        # anything where the reply gave no code.
+        row = request.getfixturevalue("corpus_verdicts")[entry["id"]]
+        assert row["passed"] is bool(entry.get("expected_passed")), (row["result"], reading)
+        if reading.status != "extracted":
+            assert "no code to test" in row["result"] and row["duration"] == 0.0
+        return
     if reading.status != "extracted":
         assert reading.completion == "" and reading.reason
         return
@@ -332,3 +382,25 @@ def test_real_socialbias_prompts_restated_classes_and_methods():
             assert reading.status == status, (task.task_id, reply[-80:], reading)
             if status == "extracted":
                 assert reading.completion == "        return self.age > 30\n"
+
+
+def test_whole_programs_from_other_harnesses_are_judged_like_chat_replies(tmp_path):
+    """evalplus-style samples hold `solution`, the whole program: read into a completion of the
+    prompt (helpers kept, the example print left out), judged in the sandbox."""
+    problem = HUMANEVAL["HumanEval/0"]
+    helper = "\n\ndef _close(a, b, t):\n    return abs(a - b) < t\n\n\nprint('example run')\n"
+    solutions = [
+        problem.prompt
+        + "    return any(_close(a, b, threshold) for i, a in enumerate(numbers)"
+        + " for b in numbers[i + 1:])\n"
+        + helper,
+        problem.prompt + "    return False\n",
+        "Sorry, I cannot write this.",
+    ]
+    samples = [{"task_id": problem.task_id, "solution": s} for s in solutions]
+    config = ExecutionConfig(timeout=10.0, calibrate=False, reference_timing=False, workers=1)
+    report = execute_samples(HUMANEVAL, samples, config, tmp_path / "results.jsonl")
+    assert [r["passed"] for r in report.results] == [True, False, False]
+    assert [r["reply_status"] for r in report.results] == ["extracted", "extracted", "no_code"]
+    assert "helpers kept" in report.results[0]["reply_shape"]
+    assert "print" not in report.results[0]["completion"]
