@@ -208,3 +208,26 @@ def test_a_reply_restating_the_partial_code_continues_it_instead_of_repeating_it
     other = "```python\ndef gcd(a, b):\n    return a if not b else gcd(b, a % b)\n```"
     reading = read_completion_reply(other, PARTIAL, chat=True)
     assert reading.status == "no_code" and "partial code" in reading.reason
+
+
+STATEMENT = '"""Read n and print 2n."""\n'
+
+
+def test_a_chat_reply_to_a_statement_takes_its_last_whole_program():
+    program = "n = int(input())\nprint(2 * n)"
+    # The program, then a block of example input and one that only runs an example: neither
+    # is the program.
+    reply = f"```python\n{program}\n```\nInput:\n```\n3\n```\nTry:\n```python\nprint(2 * 3)\n```"
+    reading = read_completion_reply(reply, STATEMENT, chat=True)
+    assert (reading.status, reading.completion) == ("extracted", program + "\n")
+    # A draft, then a corrected program: the corrected one.
+    fixed = "import sys\nn = int(sys.stdin.readline())\nprint(n * 2)"
+    reply = f"```python\nprint(int(input()) + 2)\n```\nOops, fixed:\n```python\n{fixed}\n```"
+    assert read_completion_reply(reply, STATEMENT, chat=True).completion == fixed + "\n"
+    # Cut off inside the program: truncated, never scored.
+    cut = read_completion_reply("```python\nn = int(input())\nprint(2 *", STATEMENT, chat=True)
+    assert (cut.status, cut.completion) == ("truncated", "")
+    # A complete program, then a revision cut off: the complete one.
+    reply = f"```python\n{program}\n```\nShorter:\n```python\nprint(2 * int(inp"
+    assert read_completion_reply(reply, STATEMENT, chat=True).completion == program + "\n"
+    assert read_completion_reply("No idea.", STATEMENT, chat=True).status == "no_code"

@@ -1433,7 +1433,7 @@ def _function_failure(
 
 _DOCSTRING_START = re.compile(r"^[rRuUbB]{0,2}(\"\"\"|''')")
 # Calls that make a block a program (it reads its input or writes its answer), not an example.
-_PROGRAM_CALLS = frozenset({"input", "print", "open", "readline", "readlines", "read", "write"})
+_PROGRAM_CALLS = frozenset({"print", "write"})
 
 
 def _prompt_definition(prompt: str, name: str) -> re.Match[str] | None:
@@ -1518,13 +1518,17 @@ def _after_prompt_code(body: list[str], prompt_code: Sequence[str]) -> list[str]
 
 
 def _module_needs(
-    function: _Function, namespaces: Sequence[dict[str, _Source]], skip: set[str]
+    function: _Function,
+    namespaces: Sequence[dict[str, _Source]],
+    skip: set[str],
+    own_definition: bool = False,
 ) -> list[_Source]:
     """The reply's module-level statements the function reaches when it is called (helpers,
-    classes, constants, imports), transitively; `skip`: names the prompt already binds."""
+    classes, constants, imports), transitively; `skip`: names the prompt already binds. With
+    `own_definition`, the function's decorators, defaults and annotations count too."""
     chosen = {id(function)}
     found: list[_Source] = []
-    queue: list[tuple[ast.stmt, bool]] = [(function, True)]
+    queue: list[tuple[ast.stmt, bool]] = [(function, not own_definition)]
     while queue:
         node, root = queue.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -1642,23 +1646,33 @@ def _completion_failure(
     return ReplyReading(NO_CODE, "", "prose only", "the reply has no code")
 
 
-def _reads_or_writes(tree: ast.Module) -> bool:
-    """Whether a module does what a stdin/stdout program does: read input or print."""
+_INPUT_CALLS = frozenset({"input", "open", "readline", "readlines", "read"})
+
+
+def _program_rank(tree: ast.Module) -> int:
+    """2 for a module that reads its input (a stdin/stdout program), 1 for one that only
+    prints (a usage example, or a program with its input built in), 0 for neither."""
+    rank = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called in _INPUT_CALLS:
+                return 2
             if called in _PROGRAM_CALLS:
-                return True
-        if isinstance(node, ast.Attribute) and node.attr in ("stdin", "stdout"):
-            return True
-    return False
+                rank = 1
+        if isinstance(node, ast.Attribute) and node.attr == "stdin":
+            return 2
+        if isinstance(node, ast.Attribute) and node.attr == "stdout":
+            rank = 1
+    return rank
 
 
 def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReading:
-    """A chat reply to a stdin/stdout statement: the last block that is a whole program (it
-    parses and reads input or prints); example inputs and outputs in their own blocks are not."""
-    programs: list[_Block] = []
+    """A chat reply to a stdin/stdout statement: its last complete block that reads the input
+    (else the last that prints); example inputs and outputs in their own blocks are not
+    programs, and a block cut off by the token limit is never taken."""
+    programs: list[tuple[int, _Block]] = []
     cut = broken = False
     for block in blocks:
         tree, err = _parse(block.code)
@@ -1666,11 +1680,11 @@ def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReadi
             at_end = err is not None and _error_at_end(block.code.split("\n"), err)
             cut = cut or block.unclosed or (block.may_be_cut and at_end)
             broken = broken or not cut
-        elif _reads_or_writes(tree):
-            programs.append(block)
-    if programs and programs[-1].unclosed:
-        cut = True
-    if not programs or programs[-1].unclosed:
+        elif block.unclosed:
+            cut = True
+        elif rank := _program_rank(tree):
+            programs.append((rank, block))
+    if not programs:
         if cut or _cut_prose(text):
             reason = "the reply was cut off before its program ends"
             return ReplyReading(TRUNCATED, "", "cut inside the program", reason)
@@ -1681,10 +1695,14 @@ def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReadi
             return ReplyReading(NO_CODE, "", "prose only", "the reply has no code")
         reason = "the reply's code reads no input and prints nothing"
         return ReplyReading(NO_CODE, "", "code without a program", reason)
+    best = max(rank for rank, _ in programs)
+    chosen = [block for rank, block in programs if rank == best]
     shape = ["program", *([where] if where else [])]
-    if len(programs) > 1:
+    if len(blocks) > 1:
+        shape.append("several blocks")
+    if len(chosen) > 1:
         shape.append("several candidates: the last complete one")
-    return ReplyReading(EXTRACTED, programs[-1].code.strip("\n") + "\n", "; ".join(shape))
+    return ReplyReading(EXTRACTED, chosen[-1].code.strip("\n") + "\n", "; ".join(shape))
 
 
 def read_completion_reply(
@@ -1761,7 +1779,8 @@ def _assemble_completion(
     ordered = [chosen.block, *reversed([b for b in blocks if b is not chosen.block])]
     namespaces += [_namespace(p.tree, p.lines) for p in (_parse_block(b.code) for b in ordered)]
     skip = _prompt_module_names(prompt, name)
-    needs = _module_needs(function, namespaces, skip)
+    own = _needs_own_definition(chosen, prompt, name, parameters)
+    needs = _module_needs(function, namespaces, skip, own_definition=bool(own))
     if chosen.block.unclosed:
         # Cut inside a helper the function calls: the helper is missing, not the function.
         missing = _call_time_names(function) - skip - {n for s in needs for n in _bindings(s.node)}
@@ -1771,15 +1790,13 @@ def _assemble_completion(
             return ReplyReading(TRUNCATED, "", "cut inside a helper", reason)
     notes = [chosen.shape if chosen.shape != "method alone" else "function"]
     notes += [where] if where else []
-    body = _body_lines(chosen)
-    if chosen.shape != "body only":
-        prologue = _parameter_prologue(function, parameters)
-        if prologue:
-            notes.append("parameters renamed")
-        body = [*prologue, *body]
-    body = _after_prompt_code(_trim(body), _prompt_code(prompt, name))
-    indent = prompt_body_indent(prompt)
-    text = "\n".join(indent + line if line.strip() else "" for line in body) + "\n"
+    if own:
+        notes.append(f"its own definition ({own})")
+        # The prompt's function gets a placeholder body (a prompt may end at its signature);
+        # the reply's definition, at column 0 below, replaces it before any test calls it.
+        text = f"{prompt_body_indent(prompt)}pass  # replaced by the definition below\n"
+    else:
+        text = _continued_body(chosen, prompt, name, parameters, notes)
     module = sorted(needs, key=lambda s: (s.lines != chosen.lines, s.node.lineno))
     imports = [s for s in module if _is_import(s)]
     definitions = [s for s in module if isinstance(s.node, _DEFINITIONS)]
@@ -1790,7 +1807,12 @@ def _assemble_completion(
     if imports:
         notes.append("imports kept")
     pieces = [(s.node, s.text()) for s in [*imports, *(s for s in module if not _is_import(s))]]
-    if function.name != name and function.name in _call_time_names(function):
+    if own:
+        pieces.append((function, _Source(function, chosen.lines).text()))
+        if function.name != name:
+            alias = f"{name} = {function.name}"
+            pieces.append((ast.parse(alias).body[0], alias))
+    elif function.name != name and function.name in _call_time_names(function):
         alias = f"{function.name} = {name}"  # a renamed function that calls itself
         pieces.append((ast.parse(alias).body[0], alias))
     if pieces:
@@ -1809,3 +1831,42 @@ def _assemble_completion(
             reason = f"the function could not be assembled into the prompt ({err})"
         return ReplyReading(NO_CODE, "", "; ".join(notes), reason)
     return ReplyReading(EXTRACTED, text, "; ".join(notes), function_name=function.name)
+
+
+def _needs_own_definition(
+    chosen: _Candidate, prompt: str, name: str, parameters: Sequence[str]
+) -> str:
+    """Why the reply's function must replace the prompt's whole, not lend it its body ('' when
+    the body will do): it is decorated (`@lru_cache` on a recursive function: the body alone
+    loses the cache and may time out), or it takes parameters the prompt's does not (a
+    recursion passing `memo` would call the prompt's signature with too many arguments). Not
+    for a partial-code prompt (its code must be continued) nor a method."""
+    function = chosen.function
+    if function is None or chosen.shape == "body only" or chosen.owner is not None:
+        return ""
+    match = _prompt_definition(prompt, name)
+    if match is None or match.group(1) or _prompt_code(prompt, name):
+        return ""
+    if function.decorator_list:
+        return "decorated"
+    args = function.args
+    extra = len([*args.posonlyargs, *args.args]) > len(parameters) or args.kwonlyargs
+    return "more parameters than the prompt's" if extra or args.vararg or args.kwarg else ""
+
+
+def _continued_body(
+    chosen: _Candidate, prompt: str, name: str, parameters: Sequence[str], notes: list[str]
+) -> str:
+    """The chosen function's body continuing the prompt (its parameters bound to the prompt's
+    names where the model renamed them; what a partial-code prompt already holds left out)."""
+    function = chosen.function
+    assert function is not None
+    body = _body_lines(chosen)
+    if chosen.shape != "body only":
+        prologue = _parameter_prologue(function, parameters)
+        if prologue:
+            notes.append("parameters renamed")
+        body = [*prologue, *body]
+    body = _after_prompt_code(_trim(body), _prompt_code(prompt, name))
+    indent = prompt_body_indent(prompt)
+    return "\n".join(indent + line if line.strip() else "" for line in body) + "\n"
