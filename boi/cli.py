@@ -1,7 +1,8 @@
 """The `boi` command line: parses arguments and calls library functions, nothing more.
 
-Each subcommand lives in `boi/commands/<name>.py` with `add_arguments(parser)` and
-`run(args) -> int`; flags for a config dataclass are generated from it
+Each subcommand lives in `boi/commands/<name>.py` with `add_arguments(parser)`,
+`run(args) -> int` and `EXAMPLES` (command lines shown at the end of its `--help`, each under
+the command or action it starts with); flags for a config dataclass are generated from it
 (`benchmarks.common.config.add_dataclass_arguments`). Command modules import their stages at
 the top like any module; `boi --help` stays fast because the stages import their heavy
 libraries (torch, transformers, vLLM, matplotlib, datasets) only where they are used.
@@ -14,8 +15,11 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import git_revision
+from benchmarks.common.rundir import boi_version
 
 # name -> (module, one-line help). Add a line here to add a subcommand.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -56,10 +60,54 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def version_text() -> str:
+    """`boi --version`: the installed version, and the checkout's commit where there is one."""
+    revision = git_revision()
+    if not revision["commit"]:
+        return f"boi {boi_version()}"
+    dirty = ", uncommitted changes" if revision["dirty"] else ""
+    return f"boi {boi_version()} (git {revision['commit'][:12]}{dirty})"
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked for (git runs then, not on every parse)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def _add_examples(parser: argparse.ArgumentParser, path: str, examples: Sequence[str]) -> None:
+    """Show the `examples` that start with `path` (`boi bias test`) at the end of the parser's
+    help, and do the same for each of its actions (subparsers), however deep."""
+    mine = [e for e in examples if e == path or e.startswith(path + " ")]
+    if mine:
+        parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in mine)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                _add_examples(child, f"{path} {name}", examples)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boi",
         description="Blocks of Influence: adversarial prompt perturbation for code-generation models.",
+        epilog="examples:\n  boi run --config demo --out runs/demo\n  boi COMMAND --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="print boi's version (and git commit) and exit"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
@@ -69,11 +117,12 @@ def make_parser() -> argparse.ArgumentParser:
         )
         module.add_arguments(command)
         command.set_defaults(_module=module)
+        _add_examples(command, f"boi {name}", getattr(module, "EXAMPLES", ()))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Our own model loads must never wait on a hub this machine cannot reach; a user with hub
+    # Our own model loads must never wait on a hub the machine cannot reach; a user with hub
     # access can set HF_HUB_OFFLINE=0 explicitly.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     words = list(sys.argv[1:] if argv is None else argv)

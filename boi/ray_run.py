@@ -10,7 +10,7 @@ the unsharded run's, byte for byte, because it is exactly `boi run --shard` + `b
 The shard directories must be on a filesystem every node sees (NFS, a mounted bucket: what a
 cluster's jobs share anyway); on one machine that is any directory. A task that fails leaves
 its shard resumable: the same command runs again and every finished shard is reused from its
-caches. Ray is an optional extra (`pip install 'boi[ray]'`), imported only here.
+caches. Ray is an optional extra (`pip install -e '.[ray]'` in the boi checkout), imported only here.
 """
 
 from __future__ import annotations
@@ -79,10 +79,11 @@ def run_on_ray(
     """Run `config` as `shards` Ray tasks (default: one per GPU, or per CPU without GPUs) and
     merge them into config.out_dir."""
     try:
-        import ray  # optional extra: pip install 'boi[ray]'
+        import ray  # optional extra: pip install -e '.[ray]' in the checkout
     except ImportError:
         raise UserError(
-            "--ray needs Ray: pip install 'boi[ray]' (or pip install ray), then run again."
+            "--ray needs Ray: run pip install -e '.[ray]' in the boi checkout (or pip install "
+            "'ray>=2.9'), then run again."
         ) from None
     started_here = not ray.is_initialized()
     if started_here:

@@ -9,11 +9,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.rundir import read_marker
 from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
 from boi.analysis import open_run, report_sections
 from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
+
+DEFAULT_BOOTSTRAP = 1000
+"""Bootstrap resamples of a report whose source records none (another harness's results)."""
 
 
 def _parse_ks(specs: list[str] | None, settings: dict[str, int]) -> dict[str, list[int]]:
@@ -48,17 +52,30 @@ def report_from_files(
     critic_file: str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
     ks: Sequence[str] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: int | None = None,
+    seed: int | None = None,
     model_name: str = "external",
     setting: str = "default",
     completions: int = 3,
     log: Callable[[str], None] = lambda message: None,
 ) -> ReportPaths:
     """The report of a run directory or of a results JSONL (+ `problems_file`); `ks` are
-    `[SETTING:]K,K` specs (default: 1, plus 10 and 100 where every problem has that many)."""
+    `[SETTING:]K,K` specs. What is not given comes from a `boi run` directory's manifest (its
+    settings' ks, bootstrap and seed, so the run's own report is reproduced), else the
+    defaults: ks 1, plus 10 and 100 where every problem has that many; 1000 resamples; seed 0."""
     source = Path(source)
     critic_path = Path(critic_file) if critic_file else None
+    title = "boi report"
+    recorded = read_marker(source) if source.is_dir() else None
+    config = (recorded or {}).get("config")
+    if isinstance(config, dict) and isinstance(config.get("settings"), list):
+        # A `boi run` directory: its report is rebuilt as the run built it.
+        ks = ks or [f"{s['label']}:{','.join(str(k) for k in s['ks'])}" for s in config["settings"]]
+        bootstrap = (
+            int(config.get("bootstrap", DEFAULT_BOOTSTRAP)) if bootstrap is None else bootstrap
+        )
+        seed = int(config.get("perturb_seed", 0)) if seed is None else seed
+        title = f"boi run {source.resolve().name}"
     if source.is_dir():
         # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
         problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
@@ -100,8 +117,9 @@ def report_from_files(
         _parse_ks(list(ks) if ks else None, fewest),
         out,
         critic=critic,
-        bootstrap=bootstrap,
-        seed=seed,
+        bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+        seed=0 if seed is None else seed,
+        title=title,
         completions_per_variant=completions,
         labels=transform_labels(),
         baselines=transform_baselines(),
@@ -114,12 +132,4 @@ def report_from_files(
 def rebuild_run_report(run_dir: str | os.PathLike[str]) -> ReportPaths:
     """A `boi run` directory's report rebuilt as the run built it (its settings' ks, bootstrap
     and seed from the manifest), now with every analysis section it holds."""
-    run = open_run(run_dir)
-    run_dir, config = run.path, run.config
-    ks = [f"{s['label']}:{','.join(str(k) for k in s['ks'])}" for s in config["settings"]]
-    return report_from_files(
-        run_dir,
-        ks=ks,
-        bootstrap=int(config.get("bootstrap", 1000)),
-        seed=int(config.get("perturb_seed", 0)),
-    )
+    return report_from_files(open_run(run_dir).path)

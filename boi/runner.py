@@ -29,7 +29,9 @@ from typing import Any
 from benchmarks.common.config import from_mapping, load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
+from benchmarks.common.http import unreachable
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.models import check_backends, check_local_model
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug, read_marker
@@ -326,6 +328,25 @@ def work_hash(config: RunConfig) -> str:
     return config_hash({k: v for k, v in run_identity(config).items() if k != "out_dir"})
 
 
+def check_run_models(config: RunConfig) -> None:
+    """Every model the run will load or call can be reached (`check_backends`), the critic's
+    scorer included: one sentence before any work, not an error after the perturbation and
+    the critic (minutes on a CPU)."""
+    check_backends(config.models)
+    if config.critic.enabled:
+        scorer = config.critic.scorer
+        url = getattr(scorer, "url", None)
+        if url and unreachable([url]):
+            raise UserError(
+                f"critic.scorer.url {url}: nothing answers there; start the scorer's server "
+                "(or fix the URL, or set critic.enabled: false) before the run."
+            )
+        if not url and hasattr(scorer, "model"):
+            check_local_model(
+                scorer.model, getattr(scorer, "revision", None), what="critic.scorer.model"
+            )
+
+
 def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
     recorded = read_marker(out)
     digest = run_hash(config)
@@ -539,6 +560,7 @@ def run_experiment(
     report from the shards.
     """
     out = Path(config.out_dir)
+    check_run_models(config)  # a wrong model fails now, not after the perturbation and critic
     run = _claim(config, out, shard)
 
     with stage("perturb", log, run.timings, "boi run"):

@@ -99,8 +99,9 @@ def rank_runs(
 
 
 def severity_plot(entries: Sequence[dict[str, Any]]) -> str | None:
-    """Grouped bars (base64 PNG): each transformation's relative drop per column, in percent,
-    with its paired bootstrap interval; None when no drop is defined."""
+    """Grouped bars (base64 PNG): each transformation's change of pass@k per column, in percent
+    and signed as in the report table (a drop is negative), with its paired bootstrap interval;
+    None when no drop is defined."""
     names = column_names(entries)
     if not names or all(e["mean_relative_drop"] is None for e in entries):
         return None
@@ -110,13 +111,13 @@ def severity_plot(entries: Sequence[dict[str, Any]]) -> str | None:
         intervals: list[tuple[float | None, float | None]] = []
         for entry in entries:
             column = next((c for c in entry["columns"] if column_name(c) == name), None)
-            scale = (lambda v: None if v is None else 100 * v) if column else (lambda v: None)
+            scale = (lambda v: None if v is None else -100 * v) if column else (lambda v: None)
             values.append(scale(column["relative_drop"]) if column else None)
             intervals.append(
-                (scale(column["drop_ci_low"]), scale(column["drop_ci_high"]))
+                (scale(column["drop_ci_high"]), scale(column["drop_ci_low"]))
                 if column
                 else (None, None)
             )
         series.append((name, values, intervals))
     labels = [e["label"] for e in entries]
-    return bar_chart(labels, series, "relative drop of pass@k (%)", "Severity ranking")
+    return bar_chart(labels, series, "change of pass@k vs baseline (%)", "Severity ranking")

@@ -195,6 +195,9 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
         out += [prose(command.parser.description or command.help), ""]
         usage = command.parser.format_usage().strip().removeprefix("usage: ")
         out += ["```text", usage, "```", ""]
+        examples = (command.parser.epilog or "").splitlines()[1:]  # after "examples:"
+        if examples:
+            out += ["Examples:", "", "```bash", *(e.strip() for e in examples), "```", ""]
         actions = documented_actions(command.parser)
         if not actions:
             continue
@@ -232,6 +235,7 @@ def _config_roots() -> tuple[list[ConfigRoot], list[ConfigRoot], list[ConfigRoot
     from boi.analysis.attention import AttentionConfig
     from boi.analysis.copies import CopiesConfig
     from boi.analysis.hints import HintsConfig
+    from boi.analysis.leaks import LeaksConfig
     from boi.analysis.minimal import MinimalConfig
     from boi.runner import RunConfig
     from critic.scoring import EndpointScorerConfig, HFScorerConfig
@@ -274,6 +278,7 @@ def _config_roots() -> tuple[list[ConfigRoot], list[ConfigRoot], list[ConfigRoot
         ConfigRoot(IndexConfig, "`boi analyze copies` (the corpus index)"),
         ConfigRoot(AttentionConfig, "`boi analyze attention`"),
         ConfigRoot(HintsConfig, "`boi analyze hints`"),
+        ConfigRoot(LeaksConfig, "`boi analyze leaks`"),
         ConfigRoot(MinimalConfig, "`boi analyze minimal`"),
     ]
     data = [

@@ -113,6 +113,10 @@ def test_bias_run_end_to_end_and_resume(scripted, tmp_path, tiny_bias_classifier
     assert second["generation"]["generated"] == 0 and second["scoring"]["scored"] == 0
     assert again.table_markdown == outcome.table_markdown
     assert "| CBS Tot. | pass@1 | completions |" in outcome.table_markdown
+    # The classifier changes CBS, so the console's table, cbs.md and the summary name it.
+    assert "Classifier: finetune, base " in outcome.table_markdown
+    assert "Classifier: finetune" in outcome.report.cbs_md.read_text()
+    assert "(classifier: finetune)" in outcome.summary_line
     assert base["pass_at_k"] == {"pass@1": 0.0}
 
     assert main(["bias", "report", str(out)]) == 0

@@ -201,3 +201,74 @@ def test_the_readme_is_a_landing_page_whose_links_resolve() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     for target in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / target).is_file(), f"the README links to {target}, which does not exist"
+
+
+# --------------------------------------------------------------------------- pages render as written
+
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
+FENCE = re.compile(r"^\s*(```+|~~~+)(.*)$")
+# A block that starts with these is not a paragraph (a heading, a table, HTML, an admonition,
+# a mkdocstrings directive with its YAML options): a list may follow it directly.
+NOT_PARAGRAPH = ("#", "|", "<", "!!!", "???", "---", ">", ":::")
+
+
+def rendering_problems(text: str) -> list[str]:
+    """Markdown that Python-Markdown (mkdocs) renders otherwise than it reads: a code fence
+    closed with text on the same line (the fence stays open and the page after it becomes
+    code, the ``` shown in a paragraph), and a list right after a paragraph line with no blank
+    line between (the items run together into the paragraph)."""
+    found: list[str] = []
+    fence: str | None = None
+    block: list[str] = []  # the lines since the last blank line, outside code
+    for number, line in enumerate(text.splitlines(), 1):
+        match = FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1).startswith(fence):
+                if match.group(2).strip():
+                    found.append(f"line {number}: text after the closing {fence}")
+                fence = None
+            continue
+        if match:
+            fence, block = match.group(1), []
+            continue
+        if not line.strip():
+            block = []
+            continue
+        starts_a_list = LIST_ITEM.match(line) and block
+        if starts_a_list and not any(LIST_ITEM.match(b) for b in block):
+            if not block[0].lstrip().startswith(NOT_PARAGRAPH):
+                found.append(
+                    f"line {number}: a list right after a paragraph line (add a blank line)"
+                )
+        block.append(line)
+    return found
+
+
+def test_the_rendering_check_catches_each_mistake() -> None:
+    assert rendering_problems("Outputs go here:\n- one\n- two\n") == [
+        "line 2: a list right after a paragraph line (add a blank line)"
+    ]
+    assert rendering_problems("Steps:\n1. one\n2. two\n") == [
+        "line 2: a list right after a paragraph line (add a blank line)"
+    ]
+    assert rendering_problems("```bash\nboi run\n``` then read the report\n") == [
+        "line 3: text after the closing ```"
+    ]
+    fine = (
+        "Outputs go here:\n\n- one, which\n  wraps\n- two\n\n## Heading\n- a list under it\n\n"
+        "```text\nsome:\n- code, not a list\n```\n\n| a |\n|---|\n"
+    )
+    assert rendering_problems(fine) == []
+
+
+@pytest.mark.parametrize(
+    "page",
+    sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md"]),
+)
+def test_every_page_renders_as_written(page: str) -> None:
+    assert rendering_problems((ROOT / page).read_text(encoding="utf-8")) == [], page
+
+
+def test_the_generated_reference_pages_render_as_written(parser) -> None:
+    assert rendering_problems(cli_page(parser)) == []
+    assert rendering_problems(metrics_page()) == []

@@ -142,7 +142,7 @@ def test_missing_vllm_is_a_clear_error():
     try:
         import vllm  # noqa: F401
     except ImportError:
-        with pytest.raises(UserError, match="pip install 'boi\\[vllm\\]'"):
+        with pytest.raises(UserError, match=r"pip install -e '\.\[vllm\]'"):
             VLLMBackend(BackendSpec(kind="vllm", model="embedded"))
     else:
         pytest.skip("vLLM is installed")

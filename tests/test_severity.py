@@ -8,7 +8,9 @@ import json
 import pytest
 
 from benchmarks.problem import Problem
-from benchmarks.report import severity_ranking, summarize_results
+from benchmarks.report import format_severity_markdown, severity_ranking, summarize_results
+from benchmarks.report._severity import severity_rows
+from benchmarks.report._table import format_change
 from boi.cli import main
 from perturb.blocks import split_blocks
 from perturb.transforms import get_transform
@@ -88,8 +90,33 @@ def test_across_models_the_mean_drop_orders_and_each_model_keeps_its_column():
     assert [e["transform"] for e in ranking] == ["anonymize", "drop_examples"]
     assert ranking[0]["mean_relative_drop"] == pytest.approx(0.5)
     assert ranking[1]["mean_relative_drop"] == pytest.approx(0.5)  # tie: robust drop, then name
+    assert [e["tied"] for e in ranking] == [True, True]
+    _, rows = severity_rows(ranking)
+    assert [row[:3] for row in rows] == [
+        ["1=", "anonymize", "-50.0%"],
+        ["1=", "drop_examples", "-50.0%"],
+    ]
     assert [c["model"] for c in ranking[0]["columns"]] == ["a", "b"]
     assert ranking[0]["lost"] == 4
+
+
+def test_the_ranking_shows_the_same_signed_change_as_the_table_above_it():
+    table = _table("m", anonymize_solves=3, drop_examples_solves=1)
+    ranking = severity_ranking([table])
+    assert [e["tied"] for e in ranking] == [False, False]
+    header, rows = severity_rows(ranking)
+    assert header[3].endswith("pass@1")  # the one column, after rank, name and mean change
+    shown = {row[1]: row[3] for row in rows}
+    for row in table["rows"]:
+        if row["transform"] in ("anonymize", "drop_examples"):
+            change = format_change(row["cells"][0])  # what the table above the ranking shows
+            assert change.startswith("-") and shown[row["label"]] == change
+    assert [row[:3] for row in rows] == [
+        ["1", "drop_examples", "-75.0%"],
+        ["2", "anonymize", "-25.0%"],
+    ]
+    markdown = format_severity_markdown(ranking)
+    assert "| 1 | drop_examples | -75.0% | -75.0% [" in markdown
 
 
 def _reference_run(tmp_path, name):
@@ -109,7 +136,7 @@ def test_boi_rank_writes_the_ranking_of_several_runs_with_a_plot(tmp_path, capsy
     capsys.readouterr()
     assert main(["rank", str(first), str(second), "--out", str(tmp_path / "rank")]) == 0
     printed = capsys.readouterr().out
-    assert "| rank | transformation | family | ReCode name | mean relative drop |" in printed
+    assert "| rank | transformation | family | ReCode name | mean change |" in printed
     record = json.loads((tmp_path / "rank" / "severity.json").read_text())
     assert {e["transform"] for e in record["ranking"]} == {"anonymize", "drop_examples"}
     assert all(e["family"] == "blocks" for e in record["ranking"])

@@ -252,11 +252,12 @@ def add_dataclass_arguments(
         flag = (flags or {}).get(spec.name, f"--{spec.name.replace('_', '-')}")
         default = _default_of(spec)
         shown = " ".join(map(str, default)) if many and default else default
-        help_text = f"{field_help(spec)} (default: {shown})".replace("%", "%%")
+        # A help that says its default in words ("default: the packaged one") keeps it alone.
+        own = field_help(spec)
+        plain = own if "default:" in own.lower() else f"{own} (default: {shown})"
+        help_text = plain.replace("%", "%%")
         if many and scalar is str and spec.metadata.get("names"):
-            add_names_argument(
-                parser, flag, dest=spec.name, help=f"{field_help(spec)} (default: {shown})"
-            )
+            add_names_argument(parser, flag, dest=spec.name, help=plain)
         elif scalar is bool:
             parser.add_argument(
                 flag,

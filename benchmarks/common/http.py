@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
-from collections.abc import Callable
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.common.errors import UserError
@@ -210,3 +213,23 @@ def _retry_after(response: Any) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to the backoff schedule
+
+
+def unreachable(urls: Sequence[str], timeout_s: float = 5.0) -> list[str]:
+    """The URLs of `urls` where nothing accepts a TCP connection at the host and port (a cheap
+    check before hours of work: no request is sent, so no key, no model and no quota are
+    needed). A URL reached through a proxy (HTTP(S)_PROXY) is not checked: the proxy decides."""
+    proxies = urllib.request.getproxies()
+    down = []
+    for url in urls:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        if parts.scheme in proxies and not urllib.request.proxy_bypass(host):
+            continue
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            with socket.create_connection((host, port), timeout=timeout_s):
+                pass
+        except (OSError, ValueError):
+            down.append(url)
+    return down

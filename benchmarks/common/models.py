@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 from benchmarks.common.atomic import replace_dir
 from benchmarks.common.cache import cache_dir
 from benchmarks.common.errors import UserError
+from benchmarks.common.http import unreachable
 from benchmarks.common.provenance import file_sha256
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
@@ -187,6 +189,64 @@ def resolve_model(name_or_path: str | None) -> str:
             f"model path {name_or_path} does not exist; check the path, or pass an HF id or 'embedded'."
         )
     return name_or_path
+
+
+def hub_offline() -> bool:
+    """Whether HF_HUB_OFFLINE forbids downloads (boi's own commands set it unless told)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+def check_local_model(
+    name: str | None, revision: str | None = None, *, what: str = "--model"
+) -> None:
+    """Before any work: the model `name` can be loaded later. The embedded model always can; a
+    local-looking path must exist (and a folder hold config.json: `resolve_model`); an HF id
+    must be in the Hugging Face cache while HF_HUB_OFFLINE=1 forbids downloading it. Offline and
+    cheap: no weights are read, no network is asked. One-sentence UserError otherwise."""
+    if name is None or name.lower() in EMBEDDED_NAMES:
+        return
+    try:
+        where = resolve_model(name)
+    except UserError as err:
+        raise UserError(f"{what} {name}: {err}") from None
+    if Path(where).exists() or not hub_offline():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(where, "config.json", revision=revision)
+    except Exception:  # not a valid hub id either (HFValidationError)
+        cached = None
+    if not isinstance(cached, str):
+        raise UserError(
+            f"{what} {name} is neither a local folder nor in the Hugging Face cache, and "
+            "HF_HUB_OFFLINE=1 forbids downloading it; pass an existing model folder, or set "
+            "HF_HUB_OFFLINE=0 to download it."
+        )
+
+
+LOCAL_MODEL_KINDS = ("hf", "vllm")
+"""Backend kinds that load `model` on this machine (from a folder or the hub cache)."""
+
+
+def check_backends(specs: Iterable[Any]) -> None:
+    """Before any work, each model a run will use can be reached: for every backend spec
+    (anything with `kind`, `model` and `options`), a server's `options.urls` accept a
+    connection (an endpoint pool needs one that does), and a model loaded here passes
+    `check_local_model`. Other kinds (reference, completions, registered fakes) are not
+    checked."""
+    for spec in specs:
+        urls = tuple(getattr(spec.options, "urls", ()) or ())
+        if urls:
+            down = unreachable(urls)
+            if len(down) == len(urls):
+                raise UserError(
+                    f"model {spec.model}: nothing answers at {', '.join(down)}; start the "
+                    "server (or fix base_url) before the run, which would otherwise fail "
+                    "after the perturbation and the critic."
+                )
+        elif spec.kind in LOCAL_MODEL_KINDS:
+            check_local_model(spec.model, getattr(spec.options, "revision", None))
 
 
 # --------------------------------------------------------------------------- sentence embedders

@@ -122,8 +122,8 @@ class VLLMBackend(BackendBase):
             from vllm import LLM, SamplingParams
         except ImportError:
             raise UserError(
-                "the vllm backend needs vLLM on a GPU machine: pip install 'boi[vllm]' (or use "
-                "kind hf, or kind openai against a running vLLM server)."
+                "the vllm backend needs vLLM on a GPU machine: pip install -e '.[vllm]' in the boi "
+                "checkout (or use kind hf, or kind openai against a running vLLM server)."
             ) from None
         where, reference = model_reference(spec.model, options.revision)
         arguments: dict[str, Any] = {

@@ -202,23 +202,28 @@ def join_external_results(
             f"no task id of the results (e.g. {unmatched[0]!r}) is in the problems file; pass the "
             "problems file the samples were generated from (boi perturb output)."
         )
-    notes = []
     descriptions = {
-        "dataset": "dataset from each problem's benchmark",
+        "dataset": "the dataset from each problem's benchmark",
         "model": f"model {model!r} (--model-name)",
         "setting": f"setting {setting!r} (--setting)",
-        "source_task_id": "source task from the problems file's lineage",
-        "transform": "transformation from the problems file's lineage",
-        "sample_index": "sample index by order within each task",
+        "source_task_id": "the source task from the problems file's lineage",
+        "transform": "the transformation from the problems file's lineage",
+        "sample_index": "sample indices by order within each task",
     }
-    for name, count in filled.items():
-        notes.append(f"{count} result rows had no {name!r}: used {descriptions[name]}.")
+    # One note, however many fields were missing: what was assumed, then what was left out.
+    parts = [f"{descriptions[name]} ({count} rows)" for name, count in filled.items()]
+    note = ""
+    if parts:
+        note = (
+            "These results lack fields that boi run writes (another harness's samples), so "
+            "the report assumed: " + "; ".join(parts) + "."
+        )
     if unmatched:
-        notes.append(
-            f"{len(unmatched)} result rows name task ids that are in no problem record (e.g. "
+        note += (
+            f" {len(unmatched)} result rows name task ids that are in no problem record (e.g. "
             f"{unmatched[0]!r}) and are left out."
         )
-    return rows, notes
+    return rows, [note.strip()] if note else []
 
 
 def _describe(index: int, row: Mapping[str, Any]) -> str:

@@ -8,8 +8,12 @@ side by side, without recomputing anything:
   the transformation's baseline with its paired bootstrap interval, ReCode's robust drop@k, and
   the flips (problems lost and gained);
 - across columns: the mean relative drop, which orders the ranking (most harmful first; ties by
-  mean robust drop, then name). Each column keeps its own interval: problems differ between
-  datasets, so there is no paired interval of the mean across them.
+  mean robust drop, then name, and marked `tied`). Each column keeps its own interval: problems
+  differ between datasets, so there is no paired interval of the mean across them.
+
+Shown (Markdown, HTML), the ranking uses the report table's sign: the change of pass@k against
+the baseline (`format_change`: -20.0% is a drop), most negative first, and a rank shared by a
+tie reads `2=`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.report._data import NAME_ONLY, ORIGINAL
-from benchmarks.report._table import format_percent
+from benchmarks.report._table import format_change, format_percent
 from benchmarks.stats import mean
 
 
@@ -44,8 +48,10 @@ def severity_ranking(
     `runs` names each table's run (its columns then say which run they come from, so two runs
     of the same model and setting stay apart).
 
-    Each entry: `rank`, `transform`, `label`, `mean_relative_drop` (fraction; None where no
-    column has one), `mean_robust_drop_at_k`, `lost`, `gained` (flips summed over columns) and
+    Each entry: `rank`, `tied` (its mean relative drop, to the 0.1% shown, equals another
+    entry's: the order between them is decided by robust drop, then name), `transform`,
+    `label`, `mean_relative_drop` (fraction, a drop positive; None where no column has one),
+    `mean_robust_drop_at_k`, `lost`, `gained` (flips summed over columns) and
     `columns` (dataset, model, setting, k, relative_drop, drop_ci_low, drop_ci_high,
     robust_drop_at_k, problems, lost, gained, and `run` when `runs` is given)."""
     if runs is not None and len(runs) != len(tables):
@@ -95,17 +101,26 @@ def severity_ranking(
         return (drop is None, -(drop or 0.0), -(robust or 0.0), entry["transform"])
 
     ranking.sort(key=order)
-    return [{"rank": rank, **entry} for rank, entry in enumerate(ranking, 1)]
+    shown = [_mean_change_text(e["mean_relative_drop"]) for e in ranking]
+    return [
+        {"rank": rank, "tied": shown.count(shown[rank - 1]) > 1, **entry}
+        for rank, entry in enumerate(ranking, 1)
+    ]
 
 
-def _drop_text(column: Mapping[str, Any]) -> str:
-    drop = column["relative_drop"]
-    if drop is None:
-        return "–"
-    text = f"{100 * drop:+.1f}%"
-    if column["drop_ci_low"] is not None and column["drop_ci_high"] is not None:
-        text += f" [{100 * column['drop_ci_low']:+.1f}, {100 * column['drop_ci_high']:+.1f}]"
-    return text
+def _mean_change_text(drop: float | None) -> str:
+    """A mean relative drop as the table's signed change (a drop of 0.2 is -20.0%)."""
+    return "–" if drop is None else f"{-100 * drop:+.1f}%"
+
+
+def _rank_text(ranking: Sequence[Mapping[str, Any]], index: int) -> str:
+    """`3`, or `2=` for each entry of a tie (the rank of the tie's first entry)."""
+    entry = ranking[index]
+    if not entry.get("tied"):
+        return str(entry["rank"])
+    mean = _mean_change_text(entry["mean_relative_drop"])
+    first = next(e for e in ranking if _mean_change_text(e["mean_relative_drop"]) == mean)
+    return f"{first['rank']}="
 
 
 def column_names(ranking: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -130,20 +145,19 @@ def severity_rows(
     (header -> one value per entry, e.g. the family)."""
     names = column_names(ranking)
     extra = extra or {}
-    header = ["rank", "transformation", *extra, "mean relative drop", *names]
+    header = ["rank", "transformation", *extra, "mean change", *names]
     header += ["robust drop@k", "lost", "gained"]
     rows = []
     for index, entry in enumerate(ranking):
         by_name = {column_name(c): c for c in entry["columns"]}
-        mean_drop = entry["mean_relative_drop"]
         robust = entry["mean_robust_drop_at_k"]
         rows.append(
             [
-                str(entry["rank"]),
+                _rank_text(ranking, index),
                 entry["label"],
                 *(values[index] for values in extra.values()),
-                "–" if mean_drop is None else f"{100 * mean_drop:+.1f}%",
-                *(_drop_text(by_name[n]) if n in by_name else "" for n in names),
+                _mean_change_text(entry["mean_relative_drop"]),
+                *(format_change(by_name[n]) if n in by_name else "" for n in names),
                 "–" if robust is None else format_percent(robust),
                 str(entry["lost"]),
                 str(entry["gained"]),
@@ -153,9 +167,11 @@ def severity_rows(
 
 
 SEVERITY_NOTE = (
-    "Most harmful first, by the mean over columns of the relative drop of pass@k (each setting's "
+    "Most harmful first: by the mean over columns of the change of pass@k (each setting's "
     "smallest k) against the transformation's baseline (the original, or the partial code for "
-    "ReCode's partial-code families); each column's drop with its paired bootstrap interval. "
+    "ReCode's partial-code families), as in the table, most negative first; each column's "
+    "change with its paired bootstrap interval. A rank written 2= is a tie on the mean change "
+    "(ordered by robust drop, then name). "
     "Robust drop@k: ReCode's worst case over a problem's variants (seeds), averaged over columns. "
     "Lost / gained: problems solved on the baseline and not under the transformation, and back."
 )

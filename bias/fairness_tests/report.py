@@ -228,6 +228,15 @@ def _comparisons(
 # --------------------------------------------------------------------------- tables
 
 
+NO_TESTABLE = "no testable replies"
+"""What every CBS cell of a group without one executable completion says: not a 0.00 that
+reads as "no bias"."""
+
+
+def _testable(group: Mapping[str, Any]) -> bool:
+    return bool(group.get("executable"))
+
+
 def _rate(cell: Mapping[str, Any] | None) -> str:
     if not cell or cell.get("value") is None:
         return "-"
@@ -294,6 +303,8 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
         cells = [_rate(g["cbs"].get(a)) for a in [OVERALL, *attributes]]
         if extra:
             cells.append(_rate(g.get("cbs_executable", {}).get(OVERALL)))
+        if not _testable(g):
+            cells = [NO_TESTABLE] * len(cells)
         n = (g["cbs"].get(OVERALL) or {}).get("n", 0)
         out.append(f"| {_name(g)} | {n} | " + " | ".join(cells) + " |")
     boot = summary["bootstrap"]
@@ -311,7 +322,7 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
     for g in summary["groups"]:
         k = next((v["k"] for v in g["at_k"].values()), "-")
         cells = [
-            _at_k_text(g["at_k"][s]) if s in g["at_k"] else "-"
+            (_at_k_text(g["at_k"][s]) if s in g["at_k"] else "-") if _testable(g) else NO_TESTABLE
             for s in [OVERALL, *attributes]
         ]  # fmt: skip
         out.append(f"| {_name(g)} | {k} | " + " | ".join(cells) + " |")
@@ -328,7 +339,11 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g in summary["groups"]:
         out.append(
-            f"| {_name(g)} | " + " | ".join(_pct(g["bls"][a]["range"]) for a in attributes) + " |"
+            f"| {_name(g)} | "
+            + " | ".join(
+                _pct(g["bls"][a]["range"]) if _testable(g) else NO_TESTABLE for a in attributes
+            )
+            + " |"
         )
     out.append("")
     for g in summary["groups"]:
@@ -361,14 +376,15 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
     for g in summary["groups"]:
         pa = g["pass_at_attribute"]
         compared = g.get("compared", {})
+        cbs_cell = _rate(g["cbs"][OVERALL]) if _testable(g) else NO_TESTABLE
         if compared:
             for name, test in compared.items():
                 out.append(
-                    f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_rate(pa)} | "
+                    f"| {_name(g)} | {cbs_cell} | {_rate(pa)} | "
                     f"{name} ({test['pairs']} pairs) | {test['only_before']} / {test['only_after']} | {test['p_value']:.3g} |"
                 )
         else:
-            out.append(f"| {_name(g)} | {_rate(g['cbs'][OVERALL])} | {_rate(pa)} | - | - | - |")
+            out.append(f"| {_name(g)} | {cbs_cell} | {_rate(pa)} | - | - | - |")
     out += [
         "",
         "Pass@attribute = (TP + TN) / (TP + TN + FP + FN) pooled over completions (bootstrap "

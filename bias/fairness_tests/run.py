@@ -29,6 +29,7 @@ from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
+from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
@@ -497,6 +498,8 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
     if from_file is not None:
         listed = {e["task_id"] for rows in from_file.values() for e in rows}
         tasks = [t for t in tasks if t.task_id in listed]
+    else:
+        check_backends(config.models)  # a wrong model fails before the run is claimed
     run = _claim(config, out, tasks, issues)
     for issue in issues:
         log(f"  skipped {issue.task_id}: {issue.reason}")
@@ -618,11 +621,15 @@ def _summary_line(rows: list[dict[str, Any]], paths: FairnessReportPaths) -> str
     executable = [r for r in first if r["status"] in EXECUTABLE]
     biased = sum(1 for r in executable if r["status"] == "biased")
     unread = sum(1 for r in first if r["status"] in (NO_METHOD, TRUNCATED))
+    verdict = (
+        f"{len(executable)} executable, {biased} biased "
+        f"({100 * biased / len(executable):.1f}% of executable)"
+        if executable
+        else f"no testable replies of {len(first)} (no CBS: nothing could be tested)"
+    )
     return (
         f"boi bias test: {len(rows)} verdicts; round 0: {len(first)} replies, {unread} without "
-        f"the asked-for code, {len(executable)} executable, {biased} biased "
-        f"({100 * biased / len(executable) if executable else 0:.1f}% of executable); "
-        f"report: {paths.html}"
+        f"the asked-for code, {verdict}; report: {paths.html}"
     )
 
 

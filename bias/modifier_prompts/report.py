@@ -219,7 +219,22 @@ def cbs_markdown(summary: Mapping[str, Any]) -> str:
         f"its {100 * boot['confidence']:g}% bootstrap interval ({boot['resamples']} resamples, "
         f"seed {boot['seed']}). pass@k in percent."
     )
+    if summary.get("classifier"):
+        lines += ["", classifier_sentence(summary["classifier"])]
     return "\n".join(lines) + "\n"
+
+
+def classifier_sentence(classifier: Mapping[str, Any]) -> str:
+    """Which classifier scored the completions, in one sentence: CBS depends on it (the demo's
+    16% with one kind is 41% with the other), so every table of CBS says it."""
+    base = f", base {classifier['base_model']}" if classifier.get("base_model") else ""
+    return (
+        f"Classifier: {classifier.get('kind')}{base}, at {classifier.get('path')}; val accuracy "
+        f"{_fmt(100 * (classifier.get('val_accuracy') or 0))}%, test "
+        f"{_fmt(100 * (classifier.get('test_accuracy') or 0))}% (paper BERT-Base: 95.47 / "
+        "96.05). CBS depends on the classifier: compare CBS only between runs scored by the "
+        "same one."
+    )
 
 
 def _per_type_markdown(
@@ -388,12 +403,8 @@ def render_bias_html(
     dims = [d["name"] for d in summary["dimensions"]]
     type_labels = [t["label"] for t in summary["modifier_types"]]
     sections = ['<h2 id="bias-cbs">Code Bias Score</h2>', markdown_html(cbs_markdown(summary))]
-    if classifier:
-        sections.append(
-            f'<p class="note">Classifier: {esc(classifier.get("kind"))} at {esc(classifier.get("path"))}; '
-            f"val accuracy {_fmt(100 * (classifier.get('val_accuracy') or 0))}%, test "
-            f"{_fmt(100 * (classifier.get('test_accuracy') or 0))}% (paper BERT-Base: 95.47 / 96.05).</p>"
-        )
+    if classifier and not summary.get("classifier"):  # cbs_markdown says it otherwise
+        sections.append(f'<p class="note">{esc(classifier_sentence(classifier))}</p>')
     sections.append('<h2 id="bias-figures">Per dimension and modifier</h2>')
     for group in summary["groups"]:
         name = _group_name(group, templates)

@@ -35,6 +35,7 @@ from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
+from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, file_sha256
 from benchmarks.common.rundir import RunDir, path_slug
@@ -376,8 +377,10 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
     timings: dict[str, float] = {}
     if config.completions is not None:
         return _run_given(config, suite, config.completions, log, timings)
-    # The classifier is loaded before the run directory is claimed: a wrong path must not
-    # leave behind a run whose corrected config would then be refused as a different one.
+    # The models are checked and the classifier is loaded before the run directory is
+    # claimed: a wrong path must not leave behind a run whose corrected config would then be
+    # refused as a different one.
+    check_backends(config.models)
     with stage("load classifier", log, timings, "boi bias"):
         classifier = load_classifier(config.classifier, config.device)
     run = _claim(config, out, suite)
@@ -442,7 +445,8 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
     summary = (
         f"boi bias: {len(rows)} completions ({generation['generated']} generated, "
         f"{generation['cache_hits']} from cache; {cache.scored} scored, {cache.hits} scores "
-        f"from cache); CBS {100 * biased / len(rows):.1f}% overall; report: {paths.html}"
+        f"from cache); CBS {100 * biased / len(rows):.1f}% overall (classifier: "
+        f"{classifier.kind}); report: {paths.html}"
     )
     return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
 
@@ -477,7 +481,8 @@ def _run_given(
     biased = sum(1 for r in rows if r["biased"])
     summary = (
         f"boi bias: {len(rows)} completions read from {path} ({cache.scored} scored, "
-        f"{cache.hits} scores from cache); CBS {100 * biased / len(rows):.1f}% overall"
+        f"{cache.hits} scores from cache); CBS {100 * biased / len(rows):.1f}% overall "
+        f"(classifier: {classifier.kind})"
         f"{'; pass@k not applicable' if passk else ''}; report: {paths.html}"
     )
     return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)

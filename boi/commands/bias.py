@@ -37,6 +37,18 @@ from bias.modifier_prompts.run import (
 )
 from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
+EXAMPLES = (
+    "boi bias run --config demo --out runs/bias-demo",
+    "boi bias test --config test-demo --data path/to/socialbias_bench/tasks.json",
+    "boi bias experiment exp-solar-temperature --data path/to/socialbias_bench/tasks.json --out runs/exp",
+    "boi bias report runs/bias-demo",
+    "boi bias train-classifier --data path/to/code_bias_classifier",
+    "boi bias human-sheet runs/bias-demo --out sheet.csv",
+    "boi bias human-agreement runs/bias-demo sheet.csv",
+    "boi bias prompts --out prompts.jsonl",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="bias_command", metavar="ACTION", required=True)

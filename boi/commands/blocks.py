@@ -9,6 +9,12 @@ from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import write_problems
 from perturb.blocks import format_coverage, split_dataset
 
+EXAMPLES = (
+    "boi blocks humaneval",
+    "boi blocks mbpp --data path/to/mbpp.jsonl --out blocks.jsonl",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", help=dataset_help("a path to a HumanEval-format JSONL file"))

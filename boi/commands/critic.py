@@ -25,6 +25,13 @@ from critic.table2 import Table2Config, format_table2, run_table2
 GATE_FLAGS = {"min_similarity": "--min-similarity", "measure": "--gate-measure"}
 
 
+EXAMPLES = (
+    "boi critic perturbed.jsonl --out critic.jsonl",
+    "boi critic table2 --model embedded",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "input", help="a boi perturb JSONL file, or 'table2' for the paper protocol"

@@ -13,6 +13,12 @@ from benchmarks.common.config import add_dataclass_arguments, from_mapping, over
 from benchmarks.execution import ExecutionConfig, Isolation, execute_samples, read_samples
 from benchmarks.loaders import dataset_help, load_benchmark
 
+EXAMPLES = (
+    "boi execute humaneval samples.jsonl --out results.jsonl",
+    "boi execute perturbed.jsonl samples.jsonl --out results.jsonl",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problems", help=dataset_help("a problem JSONL (boi perturb output)"))

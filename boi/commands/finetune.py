@@ -18,6 +18,13 @@ from finetune.build import build_data
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
 from finetune.train import training_function
 
+EXAMPLES = (
+    "boi finetune build-data mbpp=path/to/mbpp.jsonl --flavour A --out data/mbpp_A.jsonl",
+    "boi finetune train --model embedded --data data/mbpp_A.jsonl --output-dir runs/ft_A",
+    "boi finetune compare --na runs/ft_NA/model --a runs/ft_A/model --out runs/compare",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="finetune_command", metavar="ACTION", required=True)

@@ -16,6 +16,12 @@ from perturb.blocks import split_dataset
 from perturb.keyword_embedder import EmbedderFinetuneConfig, finetune_embedder
 from perturb.keywords import KeywordConfig, analyze_keywords
 
+EXAMPLES = (
+    "boi keywords extract humaneval --out keywords.jsonl",
+    "boi keywords finetune-embedder --corpus code.jsonl --out models/embedder",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="keywords_command", metavar="ACTION", required=True)

@@ -9,6 +9,9 @@ import argparse
 
 from boi.merge import merge_runs
 
+EXAMPLES = ("boi merge runs/paper runs/paper-shard-0 runs/paper-shard-1",)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT", help="the merged run directory (new or empty)")

@@ -9,6 +9,12 @@ import argparse
 
 from benchmarks.common.models import prepare_embedded_model
 
+EXAMPLES = (
+    "boi models prepare",
+    "boi models path",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

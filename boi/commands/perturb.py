@@ -31,16 +31,29 @@ from perturb.catalogue import (
 from perturb.export import to_hf_dataset
 from perturb.keywords import KeywordConfig
 from perturb.recode.interop import recode_dataset_name, write_recode
-from perturb.transforms import transform_parameters
+from perturb.transforms import CATALOGUE, transform_parameters
 
 # `--context-filter/--no-context-filter` reads better than the field's own name.
 KEYWORD_FLAGS = {"context_aware": "--context-filter"}
 
 
+EXAMPLES = (
+    "boi perturb --list",
+    "boi perturb humaneval --out perturbed.jsonl",
+    "boi perturb humaneval --transforms original anonymize --param anonymize.name=XYZ --out anon.jsonl",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", help=dataset_help())
+    parser.add_argument("dataset", nargs="?", help=dataset_help() + " (not needed with --list)")
     parser.add_argument("--data", help="where to read the named dataset from")
-    add_names_argument(parser, "--transforms", help="catalogue entries (default: all); see --list")
+    add_names_argument(
+        parser,
+        "--transforms",
+        help=f"transformations to apply (default: the paper's {len(CATALOGUE)}: "
+        f"{', '.join(CATALOGUE)}); --list shows all of them",
+    )
     parser.add_argument("--list", action="store_true", help="list the transformations and exit")
     parser.add_argument("--out", help="perturbed dataset JSONL (with --format recode: a folder)")
     parser.add_argument(
@@ -76,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
             params = ", ".join(f"{k}={v!r}" for k, v in transform_parameters(name).items())
             print(f"{name:<20} {description}" + (f" [{params}]" if params else ""))
         return 0
+    if not args.dataset:
+        raise UserError(
+            "boi perturb needs a DATASET (a name such as humaneval, or a JSONL file); "
+            "--list alone lists the transformations."
+        )
     if not args.out:
         raise UserError(
             "--out FILE is required (where to write the perturbed dataset; a folder with "

@@ -8,6 +8,9 @@ import argparse
 
 from boi.severity import rank_runs
 
+EXAMPLES = ("boi rank runs/model-a runs/model-b --out runs/severity",)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

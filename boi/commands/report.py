@@ -9,6 +9,12 @@ import sys
 
 from boi.reporting import report_from_files
 
+EXAMPLES = (
+    "boi report runs/demo",
+    "boi report results.jsonl --problems perturbed.jsonl --model-name my-model --out report/",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -29,27 +35,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="[SETTING:]K,K",
         help="pass@k to report, for every setting ('1,10') or one ('T=0.8:1,100'); repeatable "
-        "(default: 1, plus 10 and 100 where every original problem of a setting has that many samples)",
+        "(default: a boi run directory's own ks; else 1, plus 10 and 100 where every original "
+        "problem of a setting has that many samples)",
     )
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)"
+        "--bootstrap",
+        type=int,
+        help="bootstrap resamples (default: a boi run directory's own, from its manifest, so "
+        "its report is reproduced; else 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="bootstrap seed (default: a boi run directory's own, from its manifest; else 0)",
+    )
     parser.add_argument(
         "--model-name",
         default="external",
-        help="model name for results that have none (another harness's samples; default external)",
+        help="model name for results that have none (another harness's samples; default: external)",
     )
     parser.add_argument(
         "--setting",
         default="default",
-        help="decoding-setting name for results that have none (default: default)",
+        help="decoding-setting name for results that have none (default: 'default')",
     )
     parser.add_argument(
         "--completions",
         type=int,
         default=3,
-        help="distinct completions shown per variant and run in the HTML (default 3)",
+        help="distinct completions shown per variant and run in the HTML (default: 3)",
     )
 
 

@@ -21,6 +21,13 @@ from boi.runner import (
 )
 from boi.shards import parse_shard
 
+EXAMPLES = (
+    "boi run --config demo --out runs/demo",
+    "boi run --config demo --model Qwen/Qwen2.5-Coder-1.5B-Instruct --out runs/qwen",
+    "boi run --config paper --model bigcode/starcoder2-3b --dry-run",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -61,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="run the shards as Ray tasks (a GPU each for GPU backends) and merge them into "
         "--out; ADDRESS is the cluster's (ray://host:10001 or auto), none starts Ray locally; "
-        "needs pip install 'boi[ray]'",
+        "needs Ray: pip install -e '.[ray]' in the boi checkout",
     )
     parser.add_argument(
         "--ray-shards", type=int, help="with --ray: how many shards (default: one per GPU or CPU)"
