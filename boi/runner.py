@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from benchmarks.generation import (
     Backend,
     BackendSpec,
     DecodingConfig,
+    GenerationCache,
     PromptGroup,
     SamplingTotals,
     for_kind,
@@ -550,18 +552,34 @@ def _sample_setting(
 
 
 def run_experiment(
-    config: RunConfig, log: Callable[[str], None] = print, shard: Shard | None = None
+    config: RunConfig,
+    log: Callable[[str], None] = print,
+    shard: Shard | None = None,
+    reuse_generations: Sequence[str | os.PathLike[str]] = (),
 ) -> RunOutcome:
     """Run (or resume) the whole experiment; returns where the report is and its table.
 
     With `shard`, generate and execute only the shard's problems (every variant of a problem
     lands in one shard); the perturbation and the critic still see every problem, so each
     shard's problems.jsonl and critic.jsonl are the whole run's, and `boi merge` writes the
-    report from the shards.
+    report from the shards. `reuse_generations`: other runs' generation caches whose samples
+    this run's cache takes before generating (`GenerationCache.import_from`: only samples of
+    the same model, prompt and decoding are ever used), e.g. a run over HumanEval reused by one
+    over HumanEval and HumanEval+.
     """
     out = Path(config.out_dir)
     check_run_models(config)  # a wrong model fails now, not after the perturbation and critic
+    sources = [Path(p) for p in reuse_generations]
+    for source in sources:
+        if not source.is_file():
+            raise UserError(
+                f"--reuse-generations {source} does not exist; pass another run's generations.jsonl."
+            )
     run = _claim(config, out, shard)
+    if sources:
+        with GenerationCache(run.path / "generations.jsonl") as cache:
+            for source in sources:
+                log(f"[boi run] reused {cache.import_from(source)} samples from {source}")
 
     with stage("perturb", log, run.timings, "boi run"):
         variants, dataset_of = _perturb(config, out, log)

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from benchmarks.generation import (
     BACKENDS,
     HUMANEVAL_STOP,
@@ -142,3 +143,44 @@ def test_datasets_sharing_task_ids_are_judged_apart_on_the_same_samples(tmp_path
     assert len({r["completion"] for r in rows}) == 1
     # One sample generated for the two datasets' identical prompts.
     assert len((outcome.out_dir / "generations.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_run_reuses_another_runs_generations(tmp_path):
+    """--reuse-generations: a second run of the same model, prompts and decoding (here a report
+    setting changed, so a new run directory) takes the first run's samples instead of
+    generating them."""
+    from benchmarks.loaders import load_benchmark
+    from boi.runner import RunConfig, load_run_config, run_experiment
+
+    problems = load_benchmark("humaneval").problems[:2]
+    data = tmp_path / "two.jsonl"
+    data.write_text("".join(json.dumps(p.to_json()) + "\n" for p in problems))
+
+    def config(out: str, bootstrap: int) -> RunConfig:
+        return load_run_config(
+            None,
+            {
+                "out_dir": str(tmp_path / out),
+                "datasets": [{"name": str(data)}],
+                "transforms": ["original"],
+                "models": [{"kind": "reference"}],
+                "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
+                "seeds": [0],
+                "name_only_probe": False,
+                "critic": {"enabled": False},
+                "bootstrap": bootstrap,
+            },
+        )
+
+    first = run_experiment(config("first", 20), log=lambda m: None)
+    logged: list[str] = []
+    second = run_experiment(
+        config("second", 30),
+        log=logged.append,
+        reuse_generations=[first.out_dir / "generations.jsonl"],
+    )
+    assert any("reused 2 samples" in line for line in logged)
+    manifest = json.loads((second.out_dir / "manifest.json").read_text())
+    assert manifest["generation"]["cache_hits"] == 2 and manifest["generation"]["generated"] == 0
+    with pytest.raises(UserError, match="does not exist"):
+        run_experiment(config("third", 20), reuse_generations=[tmp_path / "missing.jsonl"])

@@ -70,6 +70,25 @@ class GenerationCache:
         self._log.append({"key": key, **described, "raw": raw})
         self._raw[key] = raw
 
+    def import_from(self, path: str | os.PathLike[str]) -> int:
+        """Copy into this cache the samples of another cache file (another run's
+        `generations.jsonl`) that it lacks; returns how many. Keys hold the backend identity,
+        the prompt, the decoding and the sample index, so a copied sample is used only where
+        this run asks for exactly that sample: nothing is reused by mistake."""
+        source = Path(path)
+        if not source.is_file():
+            raise UserError(f"{source} does not exist; pass another run's generations.jsonl.")
+        if source.resolve() == self.path.resolve():
+            return 0
+        added = 0
+        with GenerationCache(source) as other:
+            for record in other._log.existing:
+                if record["key"] not in self._raw:
+                    self._log.append(record)
+                    self._raw[record["key"]] = record["raw"]
+                    added += 1
+        return added
+
     def close(self) -> None:
         self._log.close()
 

@@ -74,6 +74,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ray-shards", type=int, help="with --ray: how many shards (default: one per GPU or CPU)"
     )
     parser.add_argument(
+        "--reuse-generations",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="other runs' generations.jsonl: their samples of the same model, prompt and "
+        "decoding are taken instead of generated again (e.g. a HumanEval run reused by a run "
+        "over HumanEval and HumanEval+)",
+    )
+    parser.add_argument(
         "--shard",
         metavar="I/N",
         help="generate and execute only shard I of N (I from 0; problems dealt round-robin), "
@@ -103,9 +112,14 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None:
         if shard is not None:
             raise UserError("--ray makes its own shards; leave out --shard.")
+        if args.reuse_generations:
+            raise UserError(
+                "--reuse-generations works for one run directory; run without --ray, or give "
+                "each shard's --shard run the flag."
+            )
         outcome = run_on_ray(config, args.ray or None, args.ray_shards)
     else:
-        outcome = run_experiment(config, shard=shard)
+        outcome = run_experiment(config, shard=shard, reuse_generations=args.reuse_generations)
     if outcome.table_markdown:
         print()
         print(outcome.table_markdown)
