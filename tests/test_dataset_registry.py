@@ -43,14 +43,15 @@ def toy():
 def test_builtin_datasets_are_registered():
     assert list(DATASETS) == [
         "humaneval",
+        "humanevalplus",
         "mbpp",
         "code_contests",
         "recode_humaneval",
         "recode_mbpp",
     ]
     assert dataset_help() == (
-        "humaneval, mbpp, code_contests, recode_humaneval, recode_mbpp, or a HumanEval-format "
-        "JSONL path"
+        "humaneval, humanevalplus, mbpp, code_contests, recode_humaneval, recode_mbpp, or a "
+        "HumanEval-format JSONL path"
     )
 
 

@@ -1,9 +1,9 @@
 """Benchmark loaders: each returns `Problem` records plus the problems it had to report.
 
 `load_benchmark(name_or_path, data=...)` is the one entry point the CLI and the runner use: a
-name registered in `DATASETS` (`humaneval`, `mbpp`, `code_contests`, and ReCode's released
-perturbed data as `recode_humaneval` / `recode_mbpp`, read with lineage), or a path to a
-HumanEval-format (or boi) JSONL file.
+name registered in `DATASETS` (`humaneval`, `humanevalplus`, `mbpp`, `code_contests`, and
+ReCode's released perturbed data as `recode_humaneval` / `recode_mbpp`, read with lineage), or
+a path to a HumanEval-format (or boi) JSONL file.
 
 Adding a dataset is one module with a loader `load(data: str | None) -> LoadResult` (`data`:
 where to read it from, None for the loader's default) plus one line here, or at run time
@@ -28,6 +28,7 @@ DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
     "dataset",
     {
         "humaneval": "benchmarks.loaders.humaneval:load_humaneval",
+        "humanevalplus": "benchmarks.loaders.humanevalplus:load_humanevalplus",
         "mbpp": "benchmarks.loaders.mbpp:load_mbpp",
         "code_contests": "benchmarks.loaders.code_contests:load_code_contests",
         "recode_humaneval": "perturb.recode.interop:load_recode_humaneval",

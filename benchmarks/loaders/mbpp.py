@@ -15,10 +15,6 @@ import ast
 import hashlib
 import json
 import os
-import resource
-import subprocess
-import sys
-import tempfile
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +25,7 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.cache import cache_dir
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.loaders._reference_runner import run_jobs
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.pysource import rename_identifier
@@ -156,61 +153,6 @@ def _check_function(record: dict[str, Any], entry_point: str) -> str:
     return head + header + "".join(f"    {a}\n" for a in asserts)
 
 
-def _limit_resources() -> None:
-    # Reference solutions are trusted data, not generated code, but a slow or greedy one must not
-    # take the machine: cap memory and CPU time of the child.
-    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-    resource.setrlimit(resource.RLIMIT_CPU, (600, 600))
-
-
-def _run_jobs(jobs: list[dict[str, Any]], hash_seed: str) -> dict[str, dict[str, Any]]:
-    """Run jobs in a child process; restart past any job that kills it."""
-    results: dict[str, dict[str, Any]] = {}
-    pending = list(jobs)
-    with tempfile.TemporaryDirectory(prefix="boi-mbpp-") as scratch:
-        while pending:
-            read_fd, write_fd = os.pipe()
-            env = {
-                "PATH": os.environ.get("PATH", ""),
-                "PYTHONHASHSEED": hash_seed,
-                "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            }
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "benchmarks.loaders._reference_runner",
-                    str(write_fd),
-                    str(CALL_TIMEOUT_S),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(write_fd,),
-                cwd=scratch,
-                env=env,
-                preexec_fn=_limit_resources,
-            )
-            os.close(write_fd)
-            with os.fdopen(read_fd, encoding="utf-8") as reader:
-                assert proc.stdin is not None
-                proc.stdin.write("".join(json.dumps(j) + "\n" for j in pending).encode())
-                proc.stdin.close()
-                for line in reader:
-                    result = json.loads(line)
-                    results[result["task_id"]] = result
-            proc.wait()
-            done = [j for j in pending if j["task_id"] in results]
-            pending = pending[len(done) :]
-            if pending:  # the child died on pending[0]
-                results[pending[0]["task_id"]] = {
-                    "task_id": pending[0]["task_id"],
-                    "error": f"the solution killed its process (exit code {proc.returncode})",
-                }
-                pending = pending[1:]
-    return results
-
-
 def _reference_outputs(path: Path, jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Outputs of the reference solutions on the example calls, cached by file content."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -221,7 +163,9 @@ def _reference_outputs(path: Path, jobs: list[dict[str, Any]]) -> dict[str, dict
         except (OSError, json.JSONDecodeError):
             pass  # a damaged cache is recomputed
     with ThreadPoolExecutor(max_workers=2) as pool:
-        first, second = pool.map(lambda seed: _run_jobs(jobs, seed), ["0", "1"])
+        first, second = pool.map(
+            lambda seed: run_jobs(jobs, seed, seconds=CALL_TIMEOUT_S), ["0", "1"]
+        )
     merged = {}
     for task_id, result in first.items():
         other = second.get(task_id, {})
