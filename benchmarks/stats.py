@@ -1,7 +1,8 @@
 """Small statistics every table and plot uses: means that tolerate no data, percentile
 bootstrap intervals, mean and spread, and the tests both halves use: the two-sample t-test
 (fairness ablations), the exact McNemar test (paired flags before / after a mitigation), the
-agreement statistics of a human evaluation (Fleiss' and Cohen's kappa) and Pearson's r.
+agreement statistics of a human evaluation (Fleiss' and Cohen's kappa) and Pearson's r
+(with its bootstrap interval).
 
 pass@k lives in `benchmarks.passk`, the robustness measures (drops, flips, paired bootstrap,
 ReCode's metrics) in `benchmarks.robustness`; both build on these helpers, and so do the report
@@ -157,3 +158,24 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, flo
 
     result = pearsonr(xs, ys)
     return float(result.statistic), float(result.pvalue)
+
+
+def pearson_interval(
+    xs: Sequence[float], ys: Sequence[float], resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of Pearson's r over the (x, y) pairs, resampled with
+    replacement. Resamples where r is undefined (a constant side) are left out; (NaN, NaN) when
+    r itself is undefined or fewer than half of the resamples define it."""
+    pairs = list(zip(xs, ys, strict=True))
+    if resamples <= 0 or pearson(xs, ys)[0] is None:
+        return NAN, NAN
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        sample = rng.choices(pairs, k=len(pairs))
+        r, _ = pearson([x for x, _ in sample], [y for _, y in sample])
+        if r is not None:
+            values.append(r)
+    if 2 * len(values) < resamples:
+        return NAN, NAN
+    return percentile_interval(sorted(values), confidence)

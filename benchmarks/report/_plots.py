@@ -203,6 +203,32 @@ def line_chart(
         return _png(fig)
 
 
+def scatter_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+) -> str:
+    """Points (base64 PNG), one colour per (legend label, [(x, y), ...]) series, with a line at
+    y = 0; points that coincide are drawn half transparent, so a pile shows darker."""
+    plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):
+        fig, ax = plt.subplots(figsize=(6.0, 3.8))
+        for s, (name, points) in enumerate(series):
+            if not points:
+                continue
+            xs, ys = zip(*points, strict=True)
+            ax.scatter(xs, ys, s=16, alpha=0.55, label=name, color=COLOURS[s % len(COLOURS)])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.axhline(0, color="#444", linewidth=0.8)
+        ax.grid(alpha=0.3)
+        if sum(1 for _, points in series if points) > 1:
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        return _png(fig)
+
+
 def _percent_series(
     table: Mapping[str, Any],
     rows: Sequence[Mapping[str, Any]],

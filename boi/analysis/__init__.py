@@ -39,6 +39,11 @@ ANALYSES: dict[str, tuple[str, str]] = {
         "boi.analysis.copies",
         "near-duplicate search of completions in a training corpus (MinHash LSH)",
     ),
+    "leaks": (
+        "boi.analysis.leaks",
+        "hidden tests the prompt's examples show, per problem (a dataset or a run); memoriser "
+        "pass share; Drop Ex effect against it",
+    ),
 }
 SECTION_FILE = "section.json"
 

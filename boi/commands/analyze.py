@@ -10,6 +10,15 @@ import importlib
 
 from boi.analysis import ANALYSES
 
+EXAMPLES = (
+    "boi analyze copies runs/demo --corpus path/to/code/",
+    "boi analyze attention runs/demo --limit 20",
+    "boi analyze hints runs/model-a runs/model-b",
+    "boi analyze minimal runs/demo --budget 8",
+    "boi analyze leaks runs/demo",
+)
+"""Shown at the end of `--help` (boi/cli.py)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ACTION", required=True)

@@ -1,0 +1,334 @@
+"""`boi analyze leaks`: hidden tests the prompt's examples show, on hand-made problems checked by
+hand (a shown case, the same case spaced differently, a float within the test's tolerance, an
+example that contradicts the tests, what cannot be read), the memoriser's pass share computed
+in the sandbox, HumanEval+'s packed tests, a contest problem, and the section beside a
+reference-backend run's numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.execution import ExecutionConfig
+from benchmarks.loaders import humanevalplus as hep
+from benchmarks.problem import OutputJudge, Problem, StdioTest
+from boi.analysis.leak_cases import (
+    NotLiteral,
+    Signature,
+    parse_literal,
+    read_examples,
+    read_hidden,
+)
+from boi.analysis.leaks import ProblemLeaks, audit_problems, dataset_summary, read_problem
+from boi.cli import main
+from perturb.blocks import split_blocks
+
+EXECUTION = ExecutionConfig(workers=2, calibrate=False)
+
+
+def function_problem(
+    task: str, prompt: str, test: str, solution: str, entry_point: str = "f"
+) -> Problem:
+    return split_blocks(
+        Problem(
+            task_id=f"Toy/{task}",
+            benchmark="toy",
+            prompt=prompt,
+            entry_point=entry_point,
+            test=test,
+            canonical_solution=solution,
+        )
+    )
+
+
+# Hidden: 4 cases. Shown: (1, 2) -> 3 as a doctest, (2,3) -> 5 spaced differently and stated
+# with `==>`, (10, 10) -> 21, which the tests (and the solution) say is 20.
+ADD = function_problem(
+    "add",
+    'def f(a: int, b: int) -> int:\n    """Add two numbers.\n'
+    "    >>> f(1, 2)\n    3\n"
+    "    f( 2,3 )  ==>  5\n"
+    "    f(10, 10) ==> 21\n"
+    '    """\n',
+    "def check(candidate):\n"
+    "    assert candidate(1,2) == 3\n"
+    "    assert 5 == candidate(2, 3)\n"
+    "    assert candidate(10, 10) == 20\n"
+    "    assert candidate(0, 0) == 0\n",
+    "    return a + b\n",
+)
+# Hidden: |f(3.0) - 1/3| < 1e-6 and an exact case. Shown: 0.3333333 (within the tolerance),
+# and f(6.0) -> 0.17 (the solution gives 0.1666...: a display the tolerance does not accept).
+THIRD = function_problem(
+    "third",
+    'def f(x: float) -> float:\n    """One over x.\n'
+    "    For example:\n"
+    "    f(3.0) should return 0.3333333.\n"
+    "    f(6.0) returns 0.17\n"
+    '    """\n',
+    "def check(candidate):\n"
+    "    assert abs(candidate(3.0) - 1 / 3) < 1e-6\n"
+    "    assert abs(candidate(6.0) - 1 / 6) < 1e-6\n"
+    "    assert candidate(0.5) == 2.0\n",
+    "    return 1 / x\n",
+)
+
+
+def test_literals_are_values_and_names_are_not():
+    assert parse_literal("[1, (2, 3), {'a': -4.5}]") == [1, (2, 3), {"a": -4.5}]
+    assert parse_literal("2.0 / 3.0") == pytest.approx(2 / 3)
+    assert parse_literal("'ab' * 3") == "ababab"
+    assert parse_literal("float('inf')") == float("inf")
+    assert parse_literal("true", loose=True) is True
+    assert parse_literal("Counter({'a': 2})", loose=True) == {"a": 2}
+    for text in ("x", "f(1)", "'a' * 10**9", "true", "[1, 2"):
+        with pytest.raises(NotLiteral):
+            parse_literal(text)
+
+
+def test_a_shown_case_matches_by_value_whatever_its_spacing():
+    examples = read_examples(ADD)
+    assert [(c.args, c.expected) for c in examples.cases] == [
+        ((1, 2), 3),
+        ((2, 3), 5),
+        ((10, 10), 21),
+    ]
+    hidden = read_hidden(ADD)
+    assert [(c.args, c.expected) for c in hidden.cases] == [
+        ((1, 2), 3), ((2, 3), 5), ((10, 10), 20), ((0, 0), 0),
+    ]  # fmt: skip
+    audit = read_problem(ADD)
+    # `f(1, 2)` is `candidate(1,2)`, and `f( 2,3 )  ==>  5` is `5 == candidate(2, 3)`.
+    assert audit.shown == [0, 1]
+    # The third example contradicts the tests: a data bug, once the canonical solution ran.
+    assert [c["test"] for c in audit.contradictions] == ["candidate(10, 10) == 20"]
+
+
+def test_a_float_within_the_tests_tolerance_is_shown_and_one_outside_is_not():
+    audit = read_problem(THIRD)
+    assert [(c.args, c.expected) for c in audit.examples] == [((3.0,), 0.3333333), ((6.0,), 0.17)]
+    assert [c.judge.describe() for c in audit.hidden[:2]] == ["|value - expected| < 1e-06"] * 2
+    assert audit.shown == [0]  # 0.3333333 is within 1e-6 of 1/3; 0.17 is not within 1e-6 of 1/6
+    assert len(audit.contradictions) == 1
+
+
+def test_the_memoriser_runs_in_the_sandbox_and_the_data_bugs_are_listed():
+    audits, _ = audit_problems([ADD, THIRD], EXECUTION)
+    add, third = audits
+    assert (add.task_id, add.memoriser_status, add.memoriser_passed) == ("Toy/add", "completed", 2)
+    assert add.leak_share == 0.5  # 2 of the 4 hidden cases
+    assert third.memoriser_passed == 1 and third.leak_share == pytest.approx(1 / 3)
+    # The canonical solution ran on the shown inputs: f(10, 10) is 20, not 21.
+    assert add.canonical_status == "completed" and add.canonical_checked == 3
+    assert [(d["example"], d["canonical"]) for d in add.disagreements] == [
+        ("f(10, 10) ==> 21", "20")
+    ]
+    assert add.data_bug
+    # f(6.0) -> 0.17 disagrees with 0.1666... beyond the tests' tolerance (1e-6).
+    assert [d["canonical"] for d in third.disagreements] == [repr(1 / 6)]
+    summary = dataset_summary(audits)
+    assert [summary[k] for k in ("hidden", "shown_and_hidden", "memoriser_passed")] == [7, 3, 3]
+    assert summary["data_bugs"] == 2
+
+
+def test_the_memoriser_only_passes_what_it_was_shown():
+    # Examples and tests meet, but the memoriser is judged by the tests: a truthy test passes
+    # the shown True, and an input shown with two outputs gives the first.
+    problem = function_problem(
+        "flags",
+        'def f(s):\n    """Is s long?\n    >>> f("abc")\n    True\n    >>> f("")\n    False\n'
+        '    >>> f("")\n    True\n    """\n',
+        'def check(candidate):\n    assert candidate("abc")\n    assert not candidate("")\n'
+        '    assert candidate("x") is False\n',
+        "    return len(s) > 2\n",
+    )
+    (audit,), _ = audit_problems([problem], EXECUTION)
+    assert audit.shown == [0, 1]
+    assert audit.memoriser_passed == 2 and len(audit.hidden) == 3
+    assert len(audit.contradictions) == 1  # f("") -> True against `not candidate("")`
+
+
+def test_what_cannot_be_read_is_counted_never_guessed():
+    problem = function_problem(
+        "loops",
+        'def f(xs, k=2):\n    """Keep the k largest.\n    Example 1:\n'
+        "        Input: xs = [3, 1, 2], k = 1\n        Output: [3]\n"
+        "    For xs = [5, 4] the output should be [5, 4]\n"
+        "    f(ys) == [1]\n"
+        "    g([1]) == [1]\n"
+        '    """\n',
+        "def check(candidate):\n"
+        "    import random\n"
+        "    for _ in range(10):\n"
+        "        xs = [random.random() for _ in range(5)]\n"
+        "        assert candidate(xs) == sorted(xs)[-2:]\n"
+        "    assert candidate([3, 1, 2], k=1) == [3]\n"
+        "    assert candidate([5, 4], 2) == [5, 4]\n"
+        "    result = candidate([1])\n",
+        "    return sorted(xs)[-k:][::-1]\n",
+    )
+    examples = read_examples(problem)
+    # Named arguments are placed through the signature, and the default k=2 filled in.
+    assert [(c.args, c.expected) for c in examples.cases] == [
+        (([3, 1, 2], 1), [3]),
+        (([5, 4], 2), [5, 4]),
+    ]
+    assert sorted(u.reason for u in examples.unparsed) == [
+        "calls g(), not the entry point f()",
+        "the name ys",
+    ]
+    hidden = read_hidden(problem)
+    assert [c.args for c in hidden.cases] == [([3, 1, 2], 1), ([5, 4], 2)]
+    assert [u.reason for u in hidden.unparsed] == ["the name xs", "a call outside an assert"]
+    assert read_problem(problem).shown == [0, 1]
+
+
+def test_humanevalplus_tests_are_read_from_their_packed_data():
+    prompt = (
+        'def f(xs):\n    """Sum.\n    >>> f([1, 2])\n    3\n    >>> f((4, 5))\n    9.0\n    """\n'
+    )
+    record = {
+        "task_id": "Toy/plus",
+        "prompt": prompt,
+        "entry_point": "f",
+        "canonical_solution": "    return sum(xs)\n",
+        "base_input": [[[1, 2]], [[4, 5]]],
+        "plus_input": [[[7]], [[1.5, 1.5]]],
+        "atol": 0,
+    }
+    job = hep._job(record)
+    test = hep.build_test(record, [hep.encode_expected(v, job) for v in (3, 9, 7, 3.0)])
+    problem = function_problem("plus", prompt, test, "    return sum(xs)\n")
+    hidden = read_hidden(problem)
+    assert [c.args for c in hidden.cases] == [([1, 2],), ([4, 5],), ([7],), ([1.5, 1.5],)]
+    assert {c.judge.describe() for c in hidden.cases} == {"evalplus (atol 0)"}
+    (audit,), _ = audit_problems([problem], EXECUTION)
+    # The tuple (4, 5) in the prompt is evalplus's JSON list [4, 5]; 9.0 == 9 passes `==`.
+    assert audit.shown == [0, 1] and audit.memoriser_passed == 2 and audit.leak_share == 0.5
+
+
+def test_a_contest_problem_compares_token_sequences_with_its_judge():
+    statement = (
+        '"""\nPrint half of n.\n\nInput\n\nOne integer n.\n\nOutput\n\nOne number.\n\n'
+        "Examples\n\nInput\n\n3\n\n\nOutput\n\n1.5000001\n\n\nInput\n\n8  \n\n\nOutput\n\n4\n\n"
+        "Input\n\n5\n\n\nOutput\n\n2.6\n"
+        '"""\n'
+    )
+    problem = split_blocks(
+        Problem(
+            task_id="Toy/half",
+            benchmark="toy",
+            prompt=statement,
+            entry_point=None,
+            stdio_tests=(
+                StdioTest("3\n", "1.5\n", "public"),
+                StdioTest("8\n", "4\n", "public"),
+                StdioTest("100\n", "50\n", "private"),
+                StdioTest("5\n", "2.5\n", "generated"),
+            ),
+            canonical_solution="n = int(input())\nprint(n // 2 if n % 2 == 0 else n / 2)\n",
+            metadata={"output_judge": OutputJudge(float_tolerance=1e-6).to_json()},
+        )
+    )
+    (audit,), _ = audit_problems([problem], EXECUTION)
+    assert len(audit.examples) == 3 and len(audit.hidden) == 4
+    # 1.5000001 is within 1e-6 (relative) of 1.5; "8  " and "8" are the same tokens.
+    assert audit.shown == [0, 1]
+    assert audit.splits() == {"public": [2, 2], "private": [0, 1], "generated": [0, 1]}
+    assert audit.memoriser_passed == 2 and audit.leak_share == 0.5
+    # 2.6 is not 2.5: it contradicts the generated test and the solution (a data bug).
+    assert len(audit.contradictions) == 1
+    assert [d["stated"] for d in audit.disagreements] == ["'2.6\\n'"]
+    assert audit.data_bug
+
+
+def test_signature_places_named_arguments_and_fills_defaults():
+    problem = function_problem("sig", 'def f(a, b=3, *, c=1):\n    """Doc.\n    """\n', "", "")
+    signature = Signature.of(problem)
+    assert signature.params == ("a", "b") and signature.defaults == {"b": 3}
+    assert signature.complete([1]) == (1, 3)
+    assert signature.complete([], {"b": 4, "a": 2}) == (2, 4)
+    with pytest.raises(NotLiteral):
+        signature.complete([1], {"a": 2})
+
+
+def test_problem_row_is_data(tmp_path):
+    audit = read_problem(ADD)
+    row = ProblemLeaks.to_json(audit)
+    assert json.loads(json.dumps(row))["shown_and_hidden"] == 2
+    assert row["leak_share"] is None  # the memoriser has not run
+
+
+def test_the_section_stands_beside_a_reference_run(tmp_path, monkeypatch, capsys):
+    import perturb.keywords as keywords
+    from tests.keyword_helpers import tiny_embedder
+
+    monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
+    config = {
+        "out_dir": str(tmp_path / "run"),
+        "models": [{"kind": "reference"}],
+        "settings": [{"label": "reference", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+        "seeds": [0],
+        "name_only_probe": False,
+        "bootstrap": 50,
+        "transforms": ["original", "drop_examples"],
+        "execution": {"calibrate": False, "workers": 2},
+        "datasets": [
+            {"name": "humaneval", "task_ids": ["HumanEval/2", "HumanEval/47", "HumanEval/53"]}
+        ],
+    }
+    path = tmp_path / "reference.yaml"
+    path.write_text(json.dumps(config))
+    assert main(["run", "--config", str(path)]) == 0
+    capsys.readouterr()
+    run_dir = tmp_path / "run"
+    assert main(["analyze", "leaks", str(run_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "humaneval: 3 problems" in printed
+    html = (run_dir / "report" / "report.html").read_text()
+    assert "Leak audit: hidden tests in the prompt" in html
+    assert "Drop Ex effect against the leak share" in html
+    assert "data:image/png;base64," in html
+    # HumanEval/47's docstring says median([-10, 4, 6, 1000, 10, 20]) is 15.0; it is 8.0.
+    assert "median([-10, 4, 6, 1000, 10, 20]) -&gt; 15.0" in html
+    summary = json.loads((run_dir / "analysis" / "leaks" / "summary.json").read_text())
+    (member,) = summary["drop_examples"]
+    assert member["member"] == "reference" and member["problems"] == 3
+    # The reference backend passes every variant: no effect, so r is undefined, not zero.
+    assert member["r"] is None
+    assert {p["drop_examples_effect"] for p in member["points"]} == {0.0}
+    rows = [json.loads(line) for line in (run_dir / "analysis" / "leaks" / "leaks.jsonl").open()]
+    assert [r["task_id"] for r in rows] == ["HumanEval/2", "HumanEval/47", "HumanEval/53"]
+    assert all(r["memoriser_status"] == "completed" for r in rows)
+
+
+def test_one_of_run_dir_or_dataset(tmp_path, capsys):
+    assert main(["analyze", "leaks"]) == 2
+    assert "either RUN_DIR or --dataset" in capsys.readouterr().err
+
+
+def test_a_dataset_without_a_run(tmp_path, capsys):
+    path = tmp_path / "toy.jsonl"
+    path.write_text(json.dumps(ADD.to_json()) + "\n")
+    out = tmp_path / "out"
+    assert main(["analyze", "leaks", "--dataset", str(path), "--out", str(out)]) == 0
+    assert "1 data bugs" in capsys.readouterr().out
+    row = json.loads((out / "leaks.jsonl").read_text())
+    assert (row["shown_and_hidden"], row["memoriser_passed"], row["leak_share"]) == (2, 2, 0.5)
+    assert (out / "leaks.csv").read_text().splitlines()[0].startswith("dataset,task_id,examples,")
+    assert "Leak audit" in (out / "leaks.html").read_text()
+
+
+def test_pearson_interval_holds_r_and_is_undefined_for_a_constant_side():
+    import math
+
+    from benchmarks.stats import pearson, pearson_interval
+
+    xs = [0.0, 0.1, 0.2, 0.5, 0.6, 0.9, 1.0, 0.3]
+    ys = [1.0, 3.0, 2.0, 6.0, 5.0, 9.0, 8.0, 2.5]
+    r, _ = pearson(xs, ys)
+    low, high = pearson_interval(xs, ys, 200, 0.95, 0)
+    assert r is not None and low <= r <= high <= 1.0
+    assert pearson_interval(xs, ys, 200, 0.95, 0) == (low, high)  # seeded
+    assert all(math.isnan(v) for v in pearson_interval(xs, [0.0] * len(xs), 200, 0.95, 0))
