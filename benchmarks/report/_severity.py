@@ -110,7 +110,7 @@ def severity_ranking(
 
 def _mean_change_text(drop: float | None) -> str:
     """A mean relative drop as the table's signed change (a drop of 0.2 is -20.0%)."""
-    return "–" if drop is None else f"{-100 * drop:+.1f}%"
+    return "–" if drop is None else f"{-100 * drop + 0.0:+.1f}%"  # + 0.0: no "-0.0%"
 
 
 def _rank_text(ranking: Sequence[Mapping[str, Any]], index: int) -> str:
