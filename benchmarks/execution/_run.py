@@ -98,10 +98,7 @@ def _from_solution(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -
     if "completion" in sample or problem is None or not isinstance(solution, str):
         return dict(sample)
     reading = read_completion_reply(solution, problem.prompt, chat=True)
-    fields = {"reply_status": reading.status, "reply_shape": reading.shape}
-    if reading.reason:
-        fields["reply_reason"] = reading.reason
-    return {**sample, "completion": reading.completion, **fields}
+    return {**sample, "completion": reading.completion, **reading.row_fields()}
 
 
 def _sample_defect(sample: Mapping[str, Any], problems: Mapping[str, Problem]) -> str | None:

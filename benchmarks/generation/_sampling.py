@@ -54,10 +54,7 @@ class Sample:
         a reply without code as failed without running anything. Empty for a continuation."""
         if not self.chat or self.reading is None:
             return {}
-        fields = {"reply_status": self.reading.status, "reply_shape": self.reading.shape}
-        if self.reading.status != EXTRACTED:
-            fields["reply_reason"] = self.reading.reason
-        return fields
+        return self.reading.row_fields()
 
 
 @dataclass

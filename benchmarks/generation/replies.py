@@ -95,6 +95,15 @@ class ReplyReading:
     reason: str = ""
     function_name: str = ""
 
+    def row_fields(self) -> dict[str, str]:
+        """The reading as result-row fields: `reply_status`, `reply_shape`, and `reply_reason`
+        where no code came out. The report counts them; the sandbox fails a sample whose
+        status is not "extracted" without running anything."""
+        fields = {"reply_status": self.status, "reply_shape": self.shape}
+        if self.status != EXTRACTED:
+            fields["reply_reason"] = self.reason
+        return fields
+
 
 # --------------------------------------------------------------------------- prompts
 
