@@ -573,7 +573,7 @@ def run_experiment(
     for source in sources:
         if not source.is_file():
             raise UserError(
-                f"--reuse-generations {source} does not exist; pass another run's generations.jsonl."
+                f"--reuse-generations {source} is not a file; pass another run's generations.jsonl."
             )
     run = _claim(config, out, shard)
     if sources:

@@ -182,5 +182,7 @@ def test_a_run_reuses_another_runs_generations(tmp_path):
     assert any("reused 2 samples" in line for line in logged)
     manifest = json.loads((second.out_dir / "manifest.json").read_text())
     assert manifest["generation"]["cache_hits"] == 2 and manifest["generation"]["generated"] == 0
-    with pytest.raises(UserError, match="does not exist"):
+    with pytest.raises(UserError, match="is not a file"):
         run_experiment(config("third", 20), reuse_generations=[tmp_path / "missing.jsonl"])
+    with pytest.raises(UserError, match="is not a file"):
+        run_experiment(config("third", 20), reuse_generations=[tmp_path])

@@ -77,7 +77,7 @@ class GenerationCache:
         this run asks for exactly that sample: nothing is reused by mistake."""
         source = Path(path)
         if not source.is_file():
-            raise UserError(f"{source} does not exist; pass another run's generations.jsonl.")
+            raise UserError(f"{source} is not a file; pass another run's generations.jsonl.")
         if source.resolve() == self.path.resolve():
             return 0
         added = 0
