@@ -106,10 +106,19 @@ SPECIFIED = (
     | {"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname"}
     | {"setdomainname", "iopl", "ioperm", "open_by_handle_at", "name_to_handle_at"}
     | {"lookup_dcookie", "quotactl", "quotactl_fd", "vhangup", "fanotify_init", "syslog"}
+    | {"mincore", "readahead", "fadvise64", "cachestat", "getrusage"}
     | SCHEDULING
 )
 X86_ONLY = {"iopl", "ioperm"}
-CONDITIONAL = {"socketpair", "clone", "kill", "ioctl", "personality"}
+CONDITIONAL = {"socketpair", "clone", "kill", "ioctl", "personality"} | {
+    "madvise",
+    "preadv2",
+    "pwritev2",
+    "wait4",
+    "waitid",
+}
+MADV_DONTNEED, MADV_FREE, MADV_WILLNEED, MADV_COLD, MADV_PAGEOUT = 4, 8, 3, 20, 21
+RWF_HIPRI, RWF_NOWAIT = 0x1, 0x8
 
 # Arguments for a refused call: -1 everywhere (a bad fd, pointer, flag or id) except here.
 IPC_KEY = 0x626F6931  # a System V key nobody uses; flags 0 never create an object
@@ -304,6 +313,24 @@ CONDITIONAL_CASES = [
     ("personality", (U64,), ALLOW),
     ("personality", (0,), EPERM),
     ("personality", (0x0040000,), EPERM),  # ADDR_NO_RANDOMIZE
+    # The page cache: no read-ahead or eviction by advice, no probe by RWF_NOWAIT, no child's
+    # major-fault count; what allocators and waitpid use stays allowed.
+    ("madvise", (0, 4096, MADV_WILLNEED), EPERM),
+    ("madvise", (0, 4096, MADV_COLD), EPERM),
+    ("madvise", (0, 4096, MADV_PAGEOUT), EPERM),
+    ("madvise", (0, 4096, MADV_DONTNEED), ALLOW),
+    ("madvise", (0, 4096, MADV_FREE), ALLOW),
+    ("preadv2", (3, 0, 1, 0, 0, RWF_NOWAIT), EPERM),
+    ("preadv2", (3, 0, 1, 0, 0, RWF_NOWAIT | RWF_HIPRI), EPERM),
+    ("preadv2", (3, 0, 1, 0, 0, 0), ALLOW),
+    ("pwritev2", (3, 0, 1, 0, 0, RWF_NOWAIT), EPERM),
+    ("pwritev2", (3, 0, 1, 0, 0, 0), ALLOW),
+    ("wait4", (U64, 0, 0, 0), ALLOW),  # glibc's waitpid
+    ("wait4", (U64, 0, 0, 0x7FFF0000), EPERM),
+    ("wait4", (U64, 0, 0, 1 << 32), EPERM),  # a buffer at a 4 GiB boundary: the high half
+    ("waitid", (0, 0, 0, 4, 0), ALLOW),
+    ("waitid", (0, 0, 0, 4, 0x7FFF0000), EPERM),
+    ("waitid", (0, 0, 0, 4, 1 << 33), EPERM),
 ]
 
 
@@ -428,7 +455,37 @@ def _python_socket() -> None:
     socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
 
 
+def _stdlib_fd() -> int:
+    return os.open(os.__file__, os.O_RDONLY)
+
+
+def _mapped_stdlib() -> mmap.mmap:
+    with open(os.__file__, "rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ)
+
+
+def _wait4_child() -> object:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        return os.wait4(pid, 0)
+    finally:
+        os.waitpid(pid, 0)  # reaped whether or not wait4 was refused
+
+
 PYTHON_REFUSALS: dict[str, Callable[[], object]] = {
+    # The page cache: probes of what another sample read, and evictions.
+    "posix_fadvise(DONTNEED)": lambda: os.posix_fadvise(_stdlib_fd(), 0, 0, os.POSIX_FADV_DONTNEED),
+    "readahead by fadvise(WILLNEED)": lambda: os.posix_fadvise(
+        _stdlib_fd(), 0, 0, os.POSIX_FADV_WILLNEED
+    ),
+    "preadv(RWF_NOWAIT)": lambda: os.preadv(_stdlib_fd(), [bytearray(64)], 0, os.RWF_NOWAIT),
+    "madvise(MADV_PAGEOUT)": lambda: _mapped_stdlib().madvise(MADV_PAGEOUT),
+    "madvise(MADV_COLD)": lambda: _mapped_stdlib().madvise(MADV_COLD),
+    "madvise(MADV_WILLNEED)": lambda: _mapped_stdlib().madvise(mmap.MADV_WILLNEED),
+    "getrusage (major faults)": lambda: resource.getrusage(resource.RUSAGE_SELF),
+    "wait4 (a child's major faults)": _wait4_child,
     "socket(AF_INET)": _python_socket,
     "socket(AF_UNIX)": lambda: socket.socket(socket.AF_UNIX).close(),
     "socketpair(AF_INET)": lambda: socket.socketpair(socket.AF_INET),
@@ -603,6 +660,8 @@ ALLOWED: dict[str, tuple[Callable[[], object], object]] = {
     "sleep and getpid": (_sleep_and_getpid, True),
     "ioctl TCGETS": (lambda: _syscall(TABLE["ioctl"], -1, TCGETS, 0), (-1, errno.EBADF)),
     "rlimits": (lambda: resource.getrlimit(resource.RLIMIT_NOFILE)[0] > 0, True),
+    "madvise(MADV_DONTNEED)": (lambda: _mapped_stdlib().madvise(mmap.MADV_DONTNEED), None),
+    "preadv": (lambda: os.preadv(_stdlib_fd(), [bytearray(4)], 0), 4),
 }
 
 

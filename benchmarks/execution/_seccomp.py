@@ -47,6 +47,13 @@ PermissionError rather than dying):
    file handles, lookup_dcookie, quotactl, vhangup, fanotify_init, syslog; `personality`
    except the query `personality(0xffffffff)`; `ioctl` with TIOCSTI or TIOCLINUX (both can
    push keystrokes into a terminal the candidate shares with someone else).
+9. No probing or evicting the page cache, which every sample shares (a sample that marks
+   pages of the standard library as read or evicted could pass what it learnt to a later
+   sample): mincore, cachestat, readahead, fadvise64 and getrusage (its major-fault count
+   tells a cached page from one read from disk); madvise with MADV_WILLNEED, MADV_COLD or
+   MADV_PAGEOUT; preadv2 and pwritev2 with RWF_NOWAIT; wait4 and waitid asking for the
+   resource usage of a child (NULL is allowed: glibc's waitpid passes it). What is left is the
+   time a read takes; docs/explanation/sandbox.md says so.
 
 Argument checks compare 32 bits only (classic BPF has 32-bit registers), and they check the
 low half only on purpose: every argument inspected is a C int for the kernel (pid, family,
@@ -105,6 +112,9 @@ _AF_UNIX = 1
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
 _PERSONALITY_QUERY = 0xFFFFFFFF
+# madvise advice that reads ahead into (WILLNEED) or evicts from (COLD, PAGEOUT) the page cache.
+_MADV_PAGE_CACHE = (3, 20, 21)
+_RWF_NOWAIT = 0x8  # preadv2: fail instead of reading a page that is not cached (a probe)
 _PID_ALL = 0xFFFFFFFF  # kill(-1): every process the caller may signal
 _CLONE_NEW_FLAGS = (
     0x00020000  # CLONE_NEWNS
@@ -227,6 +237,16 @@ _X86_64 = {
     "fanotify_init": 300,
     "syslog": 103,
     "ioctl": 16,
+    "mincore": 27,
+    "madvise": 28,
+    "readahead": 187,
+    "fadvise64": 221,
+    "cachestat": 451,
+    "preadv2": 327,
+    "pwritev2": 328,
+    "getrusage": 98,
+    "wait4": 61,
+    "waitid": 247,
     "seccomp": 317,
 }
 # aarch64 uses the generic table: no iopl/ioperm (x86 only), and no legacy calls.
@@ -331,6 +351,16 @@ _AARCH64 = {
     "fanotify_init": 262,
     "syslog": 116,
     "ioctl": 29,
+    "mincore": 232,
+    "madvise": 233,
+    "readahead": 213,
+    "fadvise64": 223,
+    "cachestat": 451,
+    "preadv2": 286,
+    "pwritev2": 287,
+    "getrusage": 165,
+    "wait4": 260,
+    "waitid": 95,
     "seccomp": 277,
 }
 TABLES: dict[str, dict[str, int]] = {"x86_64": _X86_64, "aarch64": _AARCH64}
@@ -434,6 +464,12 @@ _ALWAYS = (
     "vhangup",
     "fanotify_init",
     "syslog",
+    # 9. the page cache: probing and evicting it
+    "mincore",
+    "readahead",
+    "fadvise64",
+    "cachestat",
+    "getrusage",
 )
 # 6. denied with EPERM only when protect_affinity is set.
 _SCHEDULING = (
@@ -451,6 +487,9 @@ RESTRICTED = (
     "kill: not pid -1",
     "ioctl: not TIOCSTI or TIOCLINUX",
     "personality: query (0xffffffff) only",
+    "madvise: not MADV_WILLNEED, MADV_COLD or MADV_PAGEOUT",
+    "preadv2, pwritev2: not RWF_NOWAIT",
+    "wait4, waitid: no resource usage asked for",
 )
 """The syscalls allowed only with some arguments (for the isolation report)."""
 
@@ -543,6 +582,21 @@ def _arg_check(
     program.label(skip)
 
 
+def _null_pointer_check(program: _Program, nr: int, arg: int, otherwise: int) -> None:
+    """If the syscall is `nr`: allowed when args[arg] is NULL (both halves zero: a pointer's
+    low half alone could be zero for a buffer mapped at a 4 GiB boundary), else `otherwise`."""
+    skip = f"not_{nr}"
+    program.jump(_JEQ, nr, false=skip)
+    program.load(_arg_low(arg))
+    program.jump(_JEQ, 0, false=f"{nr}_set")
+    program.load(_arg_low(arg) + 4)
+    program.jump(_JEQ, 0, false=f"{nr}_set")
+    program.ret(_RET_ALLOW)
+    program.label(f"{nr}_set")
+    program.ret(otherwise)
+    program.label(skip)
+
+
 def build_filter(*, protect_affinity: bool = True, machine: str | None = None) -> bytes:
     """The policy's BPF program (an array of `struct sock_filter`) for `machine` (default: this
     one). Raises OSError for a machine without a syscall table."""
@@ -572,6 +626,18 @@ def build_filter(*, protect_affinity: bool = True, machine: str | None = None) -
     _arg_check(program, table["kill"], 0, [(_JEQ, _PID_ALL, eperm)], _RET_ALLOW)
     _arg_check(program, table["socketpair"], 0, [(_JEQ, _AF_UNIX, _RET_ALLOW)], eperm)
     _arg_check(program, table["personality"], 0, [(_JEQ, _PERSONALITY_QUERY, _RET_ALLOW)], eperm)
+    # 9. The page cache (probes and evictions), where decided by an argument.
+    _arg_check(
+        program,
+        table["madvise"],
+        2,
+        [(_JEQ, advice, eperm) for advice in _MADV_PAGE_CACHE],
+        _RET_ALLOW,
+    )
+    for name in ("preadv2", "pwritev2"):
+        _arg_check(program, table[name], 5, [(_JSET, _RWF_NOWAIT, eperm)], _RET_ALLOW)
+    _null_pointer_check(program, table["wait4"], 3, eperm)
+    _null_pointer_check(program, table["waitid"], 4, eperm)
 
     for name in denied(protect_affinity=protect_affinity, machine=machine):
         # "if nr == N: return action", a RET right after each test keeps the offsets at 0/1.

@@ -59,6 +59,7 @@ Two judging modes for function-style problems:
 from __future__ import annotations
 
 import array
+import ast
 import base64
 import builtins
 import collections
@@ -623,6 +624,11 @@ class Zygote:
         if job["mode"] == "stdio":
             # `dict` like run_once's result: the values are str and float (run_seconds).
             outcome: dict = {"status": "failed", "result": "failed: the problem has no tests"}
+            # A wrong answer does not end the run: whether test i+1 is run must not tell the
+            # program that its answer to test i was right (the oracle rule, see
+            # _compile_every_assert). A crash or a timeout does end it: that is the program's
+            # own doing, and says nothing about the expected outputs.
+            wrong: dict | None = None
             for index, (stdin, expected) in enumerate(job["tests"]):
                 outcome = self.run_once(job, stdin.encode("utf-8", "surrogateescape"), timeout)
                 slowest = max(slowest, outcome.get("run_seconds", 0.0))
@@ -630,7 +636,7 @@ class Zygote:
                 judge = job.get("judge") or {}
                 if outcome["status"] == "passed" and not _same_output(stdout, expected, judge):
                     several = judge.get("several_answers")
-                    outcome = {
+                    wrong = wrong or {
                         "status": "failed",
                         "result": f"failed: wrong answer on test {index}"
                         + (
@@ -639,10 +645,13 @@ class Zygote:
                             else ""
                         ),
                     }
+                    continue
                 if outcome["status"] == "timed out":
                     outcome["result"] = f"timed out on test {index}"
                 if outcome["status"] != "passed":
                     break
+            if wrong is not None:  # the first failure is the verdict, as before
+                outcome = wrong
         else:
             outcome = self.run_once(job, None, timeout)
             slowest = outcome.get("run_seconds", 0.0)
@@ -2051,11 +2060,15 @@ def _serve_tests(control: int) -> None:
     random_state = random.getstate()
     recursion_limit = sys.getrecursionlimit()
     home = os.getcwd()
+    finished: list[int] = []  # the last run's pipe ends, closed once its candidate is dead
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
         except OSError:
             os._exit(0)
+        for fd in finished:
+            os.close(fd)
+        finished = []
         if not marker or len(fds) != 2:
             os._exit(0)  # the jobs process is gone (or sent something it never sends)
         job = _recv(control)
@@ -2066,8 +2079,10 @@ def _serve_tests(control: int) -> None:
         sys.setrecursionlimit(recursion_limit)
         os.chdir(home)
         verdict = _run_tests(job, *fds)
-        for fd in fds:
-            os.close(fd)  # the candidate sees the end of its calls, and exits
+        # Kept open until the next run comes, by when the jobs process has killed this run's
+        # candidate: it never sees its calls end (an end it could time, or tell from an
+        # early one), it is killed while waiting for the next.
+        finished = fds
         if verdict == b"P":
             verdict = pass_token(bytes.fromhex(job["nonce"])) + b"P"
         data = struct.pack(">I", len(verdict)) + verdict
@@ -2094,8 +2109,12 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
         namespace[job["entry_point"]] = proxy
-        exec(compile(job["test"], "<tests>", "exec"), namespace)
+        failures: list[BaseException] = []
+        namespace[_FAILED_NAME] = failures.append
+        exec(_compile_every_assert(job["test"]), namespace)
         namespace["check"](proxy)
+        if failures:
+            raise failures[0]
     except BaseException as err:
         verdict = b"F" + _reason(err)
         if isinstance(err, _Violation):
@@ -2106,6 +2125,37 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
         verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[:MAX_REASON]
     namespace.clear()  # the run's objects go now, not whenever a collection finds the cycles
     return verdict
+
+
+# The name the rewritten tests call with each failed assert (see _compile_every_assert).
+_FAILED_NAME = "__boi_assert_failed__"
+_ERROR_NAME = "__boi_assert_error__"
+
+
+class _EveryAssert(ast.NodeTransformer):
+    """`assert X, M` -> `try: assert X, M` / `except Exception as e: failed(e)`."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        load = ast.Load()
+        record = ast.Expr(ast.Call(ast.Name(_FAILED_NAME, load), [ast.Name(_ERROR_NAME, load)], []))
+        handler = ast.ExceptHandler(ast.Name("Exception", load), _ERROR_NAME, [record])
+        return ast.copy_location(ast.Try([node], [handler], [], []), node)
+
+
+def _compile_every_assert(test: str) -> Any:
+    """The tests, compiled so that a failed assert is recorded and the tests go on.
+
+    Why: a test that stops at its first failed assert tells the candidate, by whether its next
+    call comes, whether its last answer was right; a candidate that remembers that (in any
+    state a later sample can read) learns a task's answers without computing them. With every
+    assert run, the calls a candidate receives do not depend on its answers wherever the tests'
+    inputs do not (the docs list the tests whose later inputs depend on earlier outputs). The
+    verdict is the same: the first failure, with its own exception, once the tests have ended.
+    A candidate's own exception inside an assert is a failure of that assert like any other;
+    `_Violation` (a BaseException: the candidate died or sent garbage) still ends the tests.
+    """
+    tree = ast.fix_missing_locations(_EveryAssert().visit(ast.parse(test, "<tests>")))
+    return compile(tree, "<tests>", "exec")
 
 
 def _reason(err: BaseException) -> bytes:
