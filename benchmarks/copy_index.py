@@ -52,6 +52,8 @@ import numpy as np
 from benchmarks.common.atomic import recover_dir, replace_dir, write_text_atomic
 from benchmarks.common.cache import cache_dir
 from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import scan_jsonl
+from benchmarks.common.outputs import output_dir
 from benchmarks.common.progress import progress_bar
 from benchmarks.common.provenance import config_hash
 
@@ -403,33 +405,26 @@ def _name_of(row: dict[str, Any], where: str) -> str:
 
 
 def _jsonl_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocument]:
-    # Streamed line by line (a corpus may not fit in memory) and tolerant: a bad row is counted
-    # and skipped, never fatal, unlike benchmarks.common.jsonl's readers of our own files.
-    opener: Callable[..., Any] = gzip.open if source.location.endswith(".gz") else open
+    # Streamed line by line (a corpus may not fit in memory) through the one JSONL reader (so a
+    # byte-order mark or CRLF means what it means everywhere), and tolerant: a bad row is counted
+    # and skipped, with examples in the index's summary, never fatal, unlike
+    # benchmarks.common.jsonl's strict readers of our own files.
     text_field = config.text_field
-    with opener(source.location, "rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            where = f"{source.location}:{lineno}"
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                yield RawDocument(where, skip="undecodable")
-                continue
-            except json.JSONDecodeError:
-                yield RawDocument(where, skip="malformed")
-                continue
-            if not isinstance(row, dict):
-                yield RawDocument(where, skip="malformed")
-                continue
-            if not text_field:
-                text_field = _pick(row, config.text_field, TEXT_FIELDS, source.location)
-            text = row.get(text_field)
-            if not isinstance(text, str):
-                yield RawDocument(where, skip="malformed")
-                continue
-            yield RawDocument(_name_of(row, where), text=text)
+    for line in scan_jsonl(source.location):
+        where = f"{source.location}:{line.lineno}"
+        row = line.record
+        if row is None:
+            yield RawDocument(
+                where, skip="undecodable" if line.kind == "undecodable" else "malformed"
+            )
+            continue
+        if not text_field:
+            text_field = _pick(row, config.text_field, TEXT_FIELDS, source.location)
+        text = row.get(text_field)
+        if not isinstance(text, str):
+            yield RawDocument(where, skip="malformed")
+            continue
+        yield RawDocument(_name_of(row, where), text=text)
 
 
 def _parquet_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocument]:
@@ -1058,6 +1053,8 @@ def ensure_index(
     log: Callable[[str], None] = print,
 ) -> tuple[CopyIndex, bool]:
     """The index of `corpus` in `folder`, built first where missing or stale; (index, built)."""
+    # Resolved once: sqlite opens the index by URI, which needs an absolute path.
+    folder = output_dir(folder, option="--index", ours=(MANIFEST,))
     recover_dir(folder)
     if folder.exists() and any(folder.iterdir()) and read_manifest(folder) is None:
         raise UserError(

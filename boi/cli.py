@@ -14,10 +14,12 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.outputs import check_declared_outputs, os_error_sentence
 from benchmarks.common.provenance import git_revision
 from benchmarks.common.rundir import boi_version
 
@@ -56,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bias": (
         "boi.commands.bias",
         "social bias in generated code: judgmental-modifier prompts, CBS/UFS/SD",
+    ),
+    "data": (
+        "boi.commands.data",
+        "fetch the datasets boi does not ship (pinned, sha256-checked); list what is present",
     ),
 }
 
@@ -109,6 +115,12 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action=_Version, help="print boi's version (and git commit) and exit"
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error, print the traceback as well as the one-line message (accepted "
+        "anywhere on the command line)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -121,32 +133,70 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(err: BaseException) -> str:
+    """An exception's message as one line (torch and friends write several)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[0] if lines else type(err).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every error the user can meet ends as one sentence on stderr.
+
+    Exit codes: 0 done; 2 the input is wrong (`UserError`, a refused flag, an output path the
+    contract refuses, an `OSError`: a path, a permission, a full disk: the user's machine, not
+    boi's logic); 1 a `ValueError` or `RuntimeError` that no check turned into a `UserError`:
+    usually bad input that reached a library (a tokenizer, torch), but possibly a bug in boi, so
+    the sentence says so and `--debug` shows the traceback. Any other exception (`KeyError`,
+    `TypeError`, ...) is a bug and keeps its traceback.
+    """
     # Our own model loads must never wait on a hub the machine cannot reach; a user with hub
     # access can set HF_HUB_OFFLINE=0 explicitly.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     words = list(sys.argv[1:] if argv is None else argv)
+    # `--debug` anywhere (before a `--`): the user adds it to the command that just failed.
+    end = words.index("--") if "--" in words else len(words)
+    debug = "--debug" in words[:end]
+    words = [w for i, w in enumerate(words) if not (i < end and w == "--debug")]
+    parser = make_parser()
     try:
-        args = make_parser().parse_args(words)
+        args = parser.parse_args(words)
     except UserError as err:  # a flag refused while parsing (`--transforms a,b`)
         command = " ".join(["boi", *(w for w in words[:1] if w in COMMANDS)])
         print(f"{command}: error: {err}", file=sys.stderr)
         return 2
+    name = f"boi {args.command}"
+
+    def fail(message: str, code: int) -> int:
+        if debug:
+            traceback.print_exc()
+        print(f"{name}: error: {message}", file=sys.stderr)
+        return code
+
     try:
+        # The output contract, for every flag a command declared as an output: before the
+        # command reads, loads or writes anything.
+        check_declared_outputs(parser, args)
         return int(args._module.run(args) or 0)
     except UserError as err:
-        print(f"boi {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        return fail(str(err), 2)
     except BrokenPipeError:
         # The reader went away (`boi blocks ... | head`): not an error worth a traceback.
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
         print(
-            f"boi {args.command}: interrupted; finished work is kept, rerun the same command to resume.",
+            f"{name}: interrupted; finished work is kept, rerun the same command to resume.",
             file=sys.stderr,
         )
         return 130
+    except OSError as err:
+        return fail(os_error_sentence(err), 2)
+    except (ValueError, RuntimeError) as err:
+        return fail(
+            f"{type(err).__name__}: {_one_line(err)} (if your input is right, this is a bug in "
+            "boi: rerun with --debug and report the traceback)",
+            1,
+        )
 
 
 if __name__ == "__main__":

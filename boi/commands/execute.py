@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
+from benchmarks.common.outputs import declare_output
 from benchmarks.execution import ExecutionConfig, Isolation, execute_samples, read_samples
 from benchmarks.loaders import dataset_help, load_benchmark
 
@@ -31,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summary", help="summary JSON (default: RESULTS with .summary.json in place of .jsonl)"
     )
+    # The samples and problems files are inputs: --out equal to either is refused (appending
+    # results to the samples file would judge nothing and report every sample failed).
+    declare_output(parser, "out", "file")
+    declare_output(parser, "summary", "file")
     limits = parser.add_argument_group("execution (ExecutionConfig; unset flags keep its defaults)")
     add_dataclass_arguments(limits, ExecutionConfig, flags={"ks": "--k"})
     limits.add_argument(

@@ -12,11 +12,12 @@ from benchmarks.common.config import (
     add_names_argument,
     overrides_from_args,
 )
+from benchmarks.common.outputs import declare_output
 from benchmarks.loaders import DATASETS
 from boi.compare import MODEL_HELP, compare_models
 from finetune.build import build_data
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
-from finetune.train import training_function
+from finetune.train import RUN_CONFIG, training_function
 
 EXAMPLES = (
     "boi finetune build-data mbpp=path/to/mbpp.jsonl --flavour A --out data/mbpp_A.jsonl",
@@ -75,6 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     build.add_argument("--out", required=True, help="output JSONL")
     build.add_argument("--datasets-dir", help="also save a `datasets` DatasetDict folder here")
+    declare_output(build, "out", "file")
+    declare_output(build, "datasets_dir", "dir", ours=("dataset_dict.json",))
 
     train = sub.add_parser(
         "train",
@@ -84,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     train.add_argument("--config", help=CONFIG_HELP)
     add_dataclass_arguments(train, TrainConfig)
+    declare_output(train, "output_dir", "dir", ours=(RUN_CONFIG,))
 
     compare = sub.add_parser(
         "compare",
@@ -104,6 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: demo); its models and out_dir are replaced",
     )
     compare.add_argument("--out", required=True, help="output folder")
+    declare_output(compare, "out", "dir", ours=("table4.json", "run", "models"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from collections import Counter
 
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.outputs import declare_output
 from benchmarks.loaders import dataset_help, load_benchmark
 from boi.commands.perturb import KEYWORD_FLAGS
 from perturb.blocks import split_dataset
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extract.add_argument("dataset", help=dataset_help())
     extract.add_argument("--data", help="where to read the named dataset from")
     extract.add_argument("--out", required=True, help="JSONL of decisions, one problem per line")
+    declare_output(extract, "out", "file")
     add_dataclass_arguments(
         extract.add_argument_group("keywords (KeywordConfig)"), KeywordConfig, flags=KEYWORD_FLAGS
     )
@@ -36,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "finetune-embedder", help="fine-tune the sentence embedder on a code corpus"
     )
     tune.add_argument("--out", required=True, help="new folder for the fine-tuned model")
+    declare_output(tune, "out", "dir")  # a new or empty folder
     add_dataclass_arguments(
         tune.add_argument_group("fine-tuning (EmbedderFinetuneConfig)"),
         EmbedderFinetuneConfig,

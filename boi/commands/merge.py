@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.outputs import declare_output
+from benchmarks.common.rundir import MANIFEST
 from boi.merge import merge_runs
 
 EXAMPLES = ("boi merge runs/paper runs/paper-shard-0 runs/paper-shard-1",)
@@ -18,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "shards", metavar="SHARD_DIR", nargs="+", help="the --out of every `boi run --shard`"
     )
+    # The shards are this command's inputs, so OUT equal to one of them is refused.
+    declare_output(parser, "out", "dir", ours=(MANIFEST,))
 
 
 def run(args: argparse.Namespace) -> int:

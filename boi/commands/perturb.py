@@ -20,6 +20,7 @@ from benchmarks.common.config import (
 )
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.outputs import declare_output
 from benchmarks.common.provenance import run_record
 from benchmarks.loaders import dataset_help, load_benchmark
 from perturb.catalogue import (
@@ -77,6 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="set a transformation's parameter (VALUE read as YAML, e.g. anonymize.name=XYZ); "
         "repeatable; see --list",
     )
+    # --format recode writes a folder, which is ours when it holds write_recode's manifest.
+    declare_output(
+        parser,
+        "out",
+        lambda args: "dir" if args.format == "recode" else "file",
+        ours=("boi_recode_*.json",),
+    )
+    declare_output(parser, "keywords_out", "file")
+    declare_output(parser, "hf_out", "dir", ours=("state.json", "dataset_dict.json"))
     perturbation = parser.add_argument_group("perturbation (PerturbConfig)")
     add_dataclass_arguments(perturbation, PerturbConfig, exclude=("transforms", "params"))
     keywords = parser.add_argument_group("keywords (KeywordConfig)")

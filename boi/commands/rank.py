@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common.outputs import declare_output
 from boi.severity import rank_runs
 
 EXAMPLES = ("boi rank runs/model-a runs/model-b --out runs/severity",)
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         help="also write severity.md, severity.json, severity.png and severity.html here",
     )
+    declare_output(parser, "out", "dir", ours=("severity.json", "severity.md"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from benchmarks.common.outputs import declare_output
 from boi.reporting import report_from_files
 
 EXAMPLES = (
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", help="output folder (default: SOURCE_DIR/report, beside the results)"
     )
+    declare_output(parser, "out", "dir", ours=("table.json", "table.md", "report.html"))
     parser.add_argument(
         "--k",
         action="append",

@@ -9,6 +9,8 @@ import argparse
 
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.common.errors import UserError
+from benchmarks.common.outputs import declare_output
+from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
 from boi.ray_run import run_on_ray
@@ -36,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     top = parser.add_argument_group("run config (RunConfig; a flag overrides the config file)")
     add_dataclass_arguments(top, RunConfig, flags={"out_dir": "--out"})
+    declare_output(parser, "out_dir", "dir", ours=(MANIFEST,))
     parser.add_argument(
         "--model",
         action="append",

@@ -99,7 +99,9 @@ def write_recode(
     s0), a deterministic one's to s0. Records carry the original task id. The partial-code
     families' `partial` field is built from the `partial_code` variant of the same task, so it
     is null (with a note) when the variants hold none. Files this function wrote earlier into
-    the folder for this dataset and did not write now are removed; nothing else is touched.
+    the folder for this dataset and did not write now are removed; nothing else is touched: a
+    file it would write that is already there and not in its manifest (a ReCode release, the
+    user's own) is refused before anything is written.
     """
     check_dataset_name(dataset_name)
     folder = Path(out_dir)
@@ -113,11 +115,11 @@ def write_recode(
         if variant.transform not in (ORIGINAL, PARTIAL):
             groups.setdefault((variant.transform, _seed_index(variant)), []).append(variant)
 
-    files: dict[str, int] = {}
+    pending: dict[str, list[dict[str, Any]]] = {}
     notes: list[RecodeNote] = []
 
     def write(relative: str, records: Iterable[dict[str, Any]]) -> None:
-        files[relative] = write_jsonl(folder / relative, records)
+        pending[relative] = list(records)  # written below, once nothing would be overwritten
 
     if originals:
         write(str(nominal_file(dataset_name)), (_record(p) for p in originals.values()))
@@ -169,11 +171,22 @@ def write_recode(
                 f"ReCode's nominal partial file lacks them; add {PARTIAL} to the transformations",
             )
         )
-    if not files:
+    if not pending:
         raise UserError(
             f"no variant of {dataset_name} could be written in ReCode's layout (see the notes: "
             f"{'; '.join(map(str, notes)) or 'no variants given'})."
         )
+    earlier = set(_earlier_files(folder, dataset_name))
+    for relative in pending:
+        if (folder / relative).exists() and relative not in earlier:
+            raise UserError(
+                f"{folder / relative} exists and boi did not write it (it is not in "
+                f"{folder / MANIFEST.format(dataset=dataset_name)}); pass a new or empty folder "
+                "(nothing was written)."
+            )
+    files = {
+        relative: write_jsonl(folder / relative, records) for relative, records in pending.items()
+    }
     _remove_stale(folder, dataset_name, files)
     return RecodeWritten(folder, files, notes)
 
@@ -228,17 +241,22 @@ def _repeats_a_task(member_lists: list[list[Problem]]) -> bool:
     return any(len({p.source_task_id for p in members}) < len(members) for members in member_lists)
 
 
+def _earlier_files(folder: Path, dataset: str) -> list[str]:
+    """The files an earlier `write_recode` of `dataset` recorded in the folder's manifest."""
+    manifest = folder / MANIFEST.format(dataset=dataset)
+    if not manifest.is_file():
+        return []
+    try:
+        return [str(f) for f in json.loads(manifest.read_text(encoding="utf-8"))["files"]]
+    except (ValueError, KeyError, TypeError):
+        return []  # a damaged manifest: nothing is known to be ours, so nothing goes
+
+
 def _remove_stale(folder: Path, dataset: str, written: dict[str, int]) -> None:
     """Remove what an earlier `write_recode` of this dataset wrote here and this one did not (a
     seed or transformation no longer asked for), then record what is there now."""
     manifest = folder / MANIFEST.format(dataset=dataset)
-    earlier: list[str] = []
-    if manifest.is_file():
-        try:
-            earlier = list(json.loads(manifest.read_text(encoding="utf-8"))["files"])
-        except (ValueError, KeyError, TypeError):
-            earlier = []  # a damaged manifest: nothing is known to be ours, so nothing goes
-    for relative in earlier:
+    for relative in _earlier_files(folder, dataset):
         path = Path(relative)  # a hand-edited manifest must not reach outside the folder
         if relative not in written and not path.is_absolute() and ".." not in path.parts:
             (folder / relative).unlink(missing_ok=True)
