@@ -12,7 +12,7 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.rundir import read_marker
 from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
-from boi.analysis import open_run, report_sections
+from boi.analysis import open_run, refuse_shard, report_sections
 from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
 
@@ -67,6 +67,15 @@ def report_from_files(
     critic_path = Path(critic_file) if critic_file else None
     title = "boi report"
     recorded = read_marker(source) if source.is_dir() else None
+    if recorded is not None:
+        refuse_shard(source, recorded)
+        if recorded.get("completed") is False:
+            # Reported (a long run's numbers so far are worth reading), but never as if whole.
+            log(
+                f"note: {source} is an unfinished run (its manifest says completed: false); "
+                "this report covers only the samples executed so far. Rerun the same `boi run` "
+                "command to finish it."
+            )
     config = (recorded or {}).get("config")
     if isinstance(config, dict) and isinstance(config.get("settings"), list):
         # A `boi run` directory: its report is rebuilt as the run built it.

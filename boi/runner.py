@@ -35,7 +35,7 @@ from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.models import check_backends, check_local_model
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import RunDir, path_slug, read_marker
+from benchmarks.common.rundir import RunDir, path_slug, read_marker, recorded_spelling
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
@@ -51,7 +51,7 @@ from benchmarks.generation import (
     sample_prompts,
     unread_replies_warning,
 )
-from benchmarks.loaders import dataset_help, load_benchmark
+from benchmarks.loaders import LoadResult, dataset_help, load_benchmark
 from benchmarks.problem import Problem
 from benchmarks.report import ReportPaths, build_report
 from boi.analysis import report_sections
@@ -253,6 +253,12 @@ class RunConfig:
                 f"transforms {list(self.transforms)} lack 'original'; add it, drops are measured "
                 "against it."
             )
+        if self.bootstrap < 0:
+            # Caught with the config, not by the report after generation and execution.
+            raise UserError(
+                f"bootstrap is {self.bootstrap}; use 0 for no confidence intervals or a "
+                "positive number of resamples, e.g. 1000."
+            )
         if not self.datasets or not self.models or not self.settings or not self.seeds:
             raise UserError("the run needs at least one dataset, model, setting and seed.")
         labels = [s.label for s in self.settings]
@@ -351,6 +357,9 @@ def check_run_models(config: RunConfig) -> None:
 
 def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
     recorded = read_marker(out)
+    # `./runs/x`, `runs/x/` and the absolute path name one directory, and the one holding the
+    # manifest is the run: its identity is hashed with out_dir as the run first spelled it.
+    config = dataclasses.replace(config, out_dir=recorded_spelling(out, config.out_dir))
     digest = run_hash(config)
     if recorded is not None and recorded.get("config_hash") == config_hash(config.to_json()):
         # Written when the hash covered every option (before run_identity): still this run.
@@ -407,11 +416,29 @@ def _qualified(problem: Problem, label: str) -> Problem:
     return dataclasses.replace(problem, task_id=task_id, source_task_id=task_id)
 
 
+def load_datasets(config: RunConfig) -> list[LoadResult]:
+    """Every dataset of the run, loaded and its selection checked (task_ids in the dataset,
+    originals among given variants): done before the run directory is claimed, so that a
+    wrong path or id costs one sentence and the corrected command then runs, instead of
+    meeting a manifest written for the mistaken config."""
+    loaded = [load_benchmark(spec.name, spec.data) for spec in config.datasets]
+    for spec, result in zip(config.datasets, loaded, strict=True):
+        if any(p.lineage for p in result.problems):
+            _given_variants(result.problems, spec)
+        else:
+            _select(result.problems, spec)
+    return loaded
+
+
 def _perturb(
-    config: RunConfig, out: Path | None, log: Callable[[str], None]
+    config: RunConfig,
+    out: Path | None,
+    log: Callable[[str], None],
+    datasets: Sequence[LoadResult] = (),
 ) -> tuple[list[Problem], dict[str, str]]:
     """All variants of all datasets (+ the name-only probe); problem id -> dataset label.
-    Written to `out` (problems.jsonl, not_applied.jsonl) unless it is None (a dry run)."""
+    Written to `out` (problems.jsonl, not_applied.jsonl) unless it is None (a dry run).
+    `datasets`: what `load_datasets` loaded (loaded here when empty)."""
     transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
     perturb_config = PerturbConfig(
         transforms,
@@ -426,8 +453,7 @@ def _perturb(
     dataset_of: dict[str, str] = {}
     sources: set[str] = set()  # the problems of the datasets so far
     not_applied = []
-    for spec in config.datasets:
-        loaded = load_benchmark(spec.name, spec.data)
+    for spec, loaded in zip(config.datasets, datasets or load_datasets(config), strict=True):
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
         if any(p.lineage for p in loaded.problems):
@@ -575,6 +601,8 @@ def run_experiment(
             raise UserError(
                 f"--reuse-generations {source} is not a file; pass another run's generations.jsonl."
             )
+    # Every input is read and checked before the directory is claimed (see load_datasets).
+    datasets = load_datasets(config)
     run = _claim(config, out, shard)
     if sources:
         with GenerationCache(run.path / "generations.jsonl") as cache:
@@ -582,7 +610,7 @@ def run_experiment(
                 log(f"[boi run] reused {cache.import_from(source)} samples from {source}")
 
     with stage("perturb", log, run.timings, "boi run"):
-        variants, dataset_of = _perturb(config, out, log)
+        variants, dataset_of = _perturb(config, out, log, datasets)
     similarity: dict[str, float] = {}
     if config.critic.enabled:
         with stage("critic", log, run.timings, "boi run"):

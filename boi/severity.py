@@ -41,7 +41,13 @@ class Ranking:
 
 
 def _table(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    run = open_run(run_dir)
+    run = open_run(run_dir)  # a shard is refused there
+    if run.manifest.get("completed") is False:
+        # An unfinished run's table (or one left from before a resume) is not its numbers.
+        raise UserError(
+            f"{run.path} is an unfinished run (its manifest says completed: false); rerun the "
+            "same `boi run` command to finish it, then rank it."
+        )
     path = run.path / "report" / "table.json"
     if not path.is_file():
         raise UserError(

@@ -34,7 +34,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # One progress line per stage from this script, no progress bars from the library (tqdm reads
@@ -42,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from benchmarks.common.errors import UserError  # noqa: E402
+from benchmarks.common.jsonl import iter_jsonl  # noqa: E402
 from boi.merge import merge_runs  # noqa: E402
 from boi.runner import RunConfig, load_run_config, run_experiment  # noqa: E402
 from boi.shards import Shard  # noqa: E402
@@ -185,13 +185,10 @@ def details(whole: Path, splits: Sequence[Split]) -> str:
 def problem_counts(whole: Path) -> str:
     counts: dict[str, set[str]] = {}
     variants = 0
-    with (whole / "problems.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                record: dict[str, Any] = json.loads(line)
-                variants += 1
-                dataset = str(record.get("dataset") or str(record["task_id"]).split("/")[0])
-                counts.setdefault(dataset, set()).add(str(record["source_task_id"]))
+    for _, record in iter_jsonl(whole / "problems.jsonl"):
+        variants += 1
+        dataset = str(record.get("dataset") or str(record["task_id"]).split("/")[0])
+        counts.setdefault(dataset, set()).add(str(record["source_task_id"]))
     per_dataset = ", ".join(f"{len(ids)} {name}" for name, ids in counts.items())
     return f"{per_dataset} problems; {variants} variants"
 

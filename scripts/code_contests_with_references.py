@@ -17,6 +17,10 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common.jsonl import iter_jsonl  # noqa: E402  (the one JSONL reader)
+
 SOLUTIONS = (
     Path(__file__).resolve().parents[1]
     / "tests"
@@ -33,8 +37,7 @@ def main() -> int:
     source, target = Path(sys.argv[1]), Path(sys.argv[2])
     solutions = json.loads(SOLUTIONS.read_text(encoding="utf-8"))["solutions"]
     rows, missing = [], []
-    for line in source.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    for _, row in iter_jsonl(source):
         if row["name"] in solutions:
             row["solutions"] = {"language": [PYTHON3], "solution": [solutions[row["name"]]]}
         else:

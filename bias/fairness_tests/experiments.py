@@ -58,7 +58,7 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import load_sentence_transformer
 from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug, recorded_spelling
 from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
@@ -70,7 +70,7 @@ from benchmarks.stats import t_test
 from bias import BUNDLED_CONFIGS, DATA_DIR
 from bias.fairness_tests.cases import CaseConfig
 from bias.fairness_tests.mitigation import load_mitigations
-from bias.fairness_tests.run import FairnessRunConfig, run_fairness
+from bias.fairness_tests.run import FairnessRunConfig, check_fairness_inputs, run_fairness
 
 PROMPT_VARIANTS = DATA_DIR / "prompt_variants.yaml"
 ENRICHED_POOLS = DATA_DIR / "enriched_pools.yaml"
@@ -224,6 +224,14 @@ class ExperimentConfig:
                         f"use {' or '.join(QUESTIONS)}."
                     )
         base = self.base_config()
+        if self.kind in ("solar_temperature", "huang_temperature") and base.completions:
+            # A completions file is the same completions at every temperature: the sub-runs
+            # would report identical rows under different temperatures.
+            raise UserError(
+                f"a {self.kind} experiment compares temperatures, but base.completions "
+                f"({base.completions}) holds fixed completions, the same at every temperature; "
+                "remove completions from the base config and give it a model to sample."
+            )
         if self.test_unit == "run" and len(base.seeds) < 2 and self.kind.startswith("solar"):
             raise UserError(
                 "test_unit run compares the CBS of repeated runs; give the base config at least "
@@ -440,7 +448,19 @@ def run_experiment(
 ) -> ExperimentOutcome:
     """Run (or resume) every sub-run, then write the experiment's tables."""
     out = Path(config.out_dir)
-    config_json = to_dict(config)
+    plan = plan_runs(config)
+    # Every sub-run's inputs (suite, mitigations, completions file) are read and checked, and
+    # the models once, before the experiment's directory is claimed: a mistake there then
+    # costs one sentence, and the corrected command runs instead of meeting a manifest that
+    # was written for the mistaken config.
+    for number, sub in enumerate(plan):
+        sub_config = config.base_config(**sub.changes, out_dir=str(out / sub.label))
+        check_fairness_inputs(sub_config, check_models=number == 0)
+    # Hashed with out_dir as the experiment first spelled it: `./runs/x` and `runs/x/` resume it.
+    config_json = {
+        **to_dict(config),
+        "out_dir": recorded_spelling(out, config.out_dir, marker=MARKER),
+    }
     digest = config_hash(config_json)
     # The experiment's own manifest, beside its sub-runs' (each a boi bias test directory).
     experiment = RunDir.claim(
@@ -451,7 +471,6 @@ def run_experiment(
         what="experiment",
         marker=MARKER,
     )
-    plan = plan_runs(config)
     runs = []
     for number, sub in enumerate(plan, 1):
         sub_config = config.base_config(**sub.changes, out_dir=str(out / sub.label))

@@ -31,7 +31,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug, recorded_spelling
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
     BackendSpec,
@@ -174,6 +174,12 @@ class FairnessRunConfig:
     def __post_init__(self) -> None:
         if not self.models or not self.seeds or not self.mitigations:
             raise UserError("the test run needs at least one model, seed and mitigation strategy.")
+        if self.bootstrap < 0:
+            # Caught with the config, not by the report after generation and testing.
+            raise UserError(
+                f"bootstrap is {self.bootstrap}; use 0 for no intervals or a positive number of "
+                "resamples, e.g. 1000."
+            )
         if self.limit is not None and self.limit < 1:
             raise UserError(f"limit is {self.limit}; use a positive number or leave it out.")
         if not isinstance(self.feedback_rounds, int) or self.feedback_rounds < 0:
@@ -461,9 +467,11 @@ def _prompt_text(task: FairnessTask) -> str:
 
 def _claim(config: FairnessRunConfig, out: Path, tasks: list[FairnessTask], issues: list[Any]) -> RunDir:  # fmt: skip
     inputs = {"data": config.data, "completions": config.completions}
+    # Hashed with out_dir as the run first spelled it (`recorded_spelling`): `./runs/x` and
+    # `runs/x/` resume the same run.
     run = RunDir.claim(
         out,
-        to_dict(config),
+        {**to_dict(config), "out_dir": recorded_spelling(out, config.out_dir)},
         inputs={name: path for name, path in inputs.items() if path},
         record={"seeds": list(config.seeds)},
     )
@@ -488,9 +496,25 @@ class _Session:
     timings: dict[str, float]
 
 
-def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> FairnessOutcome:
-    """Run (or resume) the tests; returns where the report is and its main table."""
-    out = Path(config.out_dir)
+@dataclass
+class FairnessInputs:
+    """Everything a `boi bias test` run reads, read and checked before its directory is
+    claimed (`check_fairness_inputs`)."""
+
+    tasks: list[FairnessTask]
+    issues: list[Any]
+    mitigations: MitigationFile
+    strategies: list[Any]
+    from_file: dict[str, list[dict[str, Any]]] | None
+
+
+def check_fairness_inputs(
+    config: FairnessRunConfig, *, check_models: bool = True
+) -> FairnessInputs:
+    """Read and check the suite, the mitigations, the completions file and (with
+    `check_models`) the models: a mistake in any of them costs one sentence before anything is
+    written, so the corrected command then runs (`boi bias experiment` checks every sub-run's
+    inputs this way before it claims its directory)."""
     tasks, issues = _load_tasks(config)
     mitigations = load_mitigations(config.mitigation_file)
     strategies = [mitigations.strategy(name) for name in config.mitigations]
@@ -498,8 +522,17 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
     if from_file is not None:
         listed = {e["task_id"] for rows in from_file.values() for e in rows}
         tasks = [t for t in tasks if t.task_id in listed]
-    else:
+    elif check_models:
         check_backends(config.models)  # a wrong model fails before the run is claimed
+    return FairnessInputs(tasks, issues, mitigations, strategies, from_file)
+
+
+def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> FairnessOutcome:
+    """Run (or resume) the tests; returns where the report is and its main table."""
+    out = Path(config.out_dir)
+    inputs = check_fairness_inputs(config)
+    tasks, issues, mitigations = inputs.tasks, inputs.issues, inputs.mitigations
+    strategies, from_file = inputs.strategies, inputs.from_file
     run = _claim(config, out, tasks, issues)
     for issue in issues:
         log(f"  skipped {issue.task_id}: {issue.reason}")

@@ -163,6 +163,11 @@ def socialbias_prompt(
     return "\n".join(lines) + "\n"
 
 
+class TaskFieldError(UserError):
+    """A field of a task definition has the wrong type: the file is wrong, so the load is
+    refused instead of the task being dropped as unbuildable."""
+
+
 def _socialbias_task(
     index: int, raw: Any, demographics: dict[str, Attribute], where: str
 ) -> FairnessTask:
@@ -171,6 +176,26 @@ def _socialbias_task(
     for key in ("class_name", "method_name", "docstring", "related_attributes", "sensitive_attributes", "test_related_attributes"):  # fmt: skip
         if key not in raw:
             raise UserError(f"{where}: the task has no {key!r}; it cannot be built.")
+    # A wrong type is a mistake in the file, not a task that cannot be built: refused with the
+    # field named (a string where a list belongs would otherwise be read letter by letter and
+    # the task dropped for a letter "with no test values").
+    for key in ("related_attributes", "sensitive_attributes", "test_related_attributes"):
+        value = raw[key]
+        if not isinstance(value, list):
+            raise TaskFieldError(
+                f"{where}: {key} is a {type(value).__name__} ({value!r:.60}), not a list; write "
+                f'it as a JSON list, e.g. "{key}": ["age"].'
+                if key != "test_related_attributes"
+                else f"{where}: {key} is a {type(value).__name__}, not a list of "
+                "[name, type, values] entries; write it as a JSON list."
+            )
+        if key != "test_related_attributes" and not all(isinstance(v, str) for v in value):
+            raise TaskFieldError(f"{where}: {key} must list attribute names (strings).")
+    for key in ("class_name", "method_name", "docstring"):
+        if not isinstance(raw[key], str):
+            raise TaskFieldError(
+                f"{where}: {key} is a {type(raw[key]).__name__}, not a string; write it as one."
+            )
     for key in ("class_name", "method_name"):
         if not _IDENTIFIER.fullmatch(str(raw[key])):
             raise UserError(f"{where}: {key} {raw[key]!r} is not a Python identifier.")
@@ -249,7 +274,8 @@ def _read_json(path: Path, what: str) -> Any:
     if not path.is_file():
         raise UserError(f"the {what} file {path} does not exist; pass the path with --data.")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark (Windows editors) is read past, not a JSON error.
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise UserError(f"{path} is not valid JSON ({err}); pass the upstream file.") from None
 
@@ -269,6 +295,8 @@ def load_socialbias_bench(
     for index, raw in enumerate(data):
         try:
             tasks.append(_socialbias_task(index, raw, demographics, f"{path} task {index}"))
+        except TaskFieldError:
+            raise
         except UserError as err:
             issues.append(LoadIssue(f"socialbias_bench/{index}", str(err), dropped=True))
     return tasks, issues

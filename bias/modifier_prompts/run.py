@@ -38,7 +38,7 @@ from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, file_sha256
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug, recorded_spelling
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     BackendSpec,
@@ -145,6 +145,12 @@ class BiasRunConfig:
     def __post_init__(self) -> None:
         if not self.models or not self.seeds:
             raise UserError("the bias run needs at least one model and one seed.")
+        if self.bootstrap < 0:
+            # Caught with the config, not by the report after generation and testing.
+            raise UserError(
+                f"bootstrap is {self.bootstrap}; use 0 for no intervals or a positive number of "
+                "resamples, e.g. 1000."
+            )
         if len(set(self.seeds)) != len(self.seeds):
             raise UserError(f"seeds {list(self.seeds)} repeat; list each once.")
 
@@ -237,6 +243,9 @@ def _claim(
     config: BiasRunConfig, out: Path, suite: Suite, completions_sha256: str | None = None
 ) -> RunDir:
     config_json = _config_json(config)
+    # Hashed with out_dir as the run first spelled it (`recorded_spelling`): `./runs/x` and
+    # `runs/x/` resume the same run.
+    config_json["out_dir"] = recorded_spelling(out, config.out_dir)
     inputs: dict[str, str] = {}
     digest = None
     if config.completions is not None and completions_sha256 is not None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
@@ -55,10 +57,23 @@ def analysis_dir(run_dir: str | os.PathLike[str], name: str) -> Path:
     return path
 
 
+def refuse_shard(path: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
+    """One sentence when `manifest` is a shard's (`boi run --shard I/N`): its problems.jsonl is
+    the whole run's but its results are a part, so a report, a ranking or an analysis of it
+    would pass for the whole run's numbers."""
+    shard = manifest.get("shard")
+    if shard:
+        raise UserError(
+            f"{path} is shard {shard} of a run, not a whole run; join every shard with "
+            f"`boi merge OUT SHARD_DIR ...` and pass OUT instead."
+        )
+
+
 def open_run(run_dir: str | os.PathLike[str]) -> RunDir:
     """A finished-or-not `boi run` directory this version can read, else one sentence saying
-    what is wrong (not a run, another command's, a newer boi's)."""
+    what is wrong (not a run, another command's, a newer boi's, a shard of one)."""
     run = RunDir.open(run_dir, what="boi run", hint="pass the --out of a `boi run`")
+    refuse_shard(run.path, run.manifest)
     if not (run.path / "problems.jsonl").is_file():
         raise UserError(
             f"{run.path} was written by an incompatible boi version (no problems.jsonl); rerun "

@@ -50,7 +50,7 @@ from benchmarks.common.config import (
     overrides_from_args,
     to_dict,
 )
-from benchmarks.common.errors import UserError
+from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
@@ -190,6 +190,14 @@ def read_run(run_dir: Path, config: MinimalConfig) -> RunView:
             )
     problems, outcomes, datasets = read_run_results(run_dir, (label,), seeds)
     originals = {t: p for t, p in problems.items() if not p.lineage}
+    missing = [t for t in config.task_ids if t not in originals]
+    if missing:
+        # Not an empty analysis with exit 0: an id the run does not hold is a typo to fix.
+        shown = ", ".join(sorted(originals, key=natural_key)[:5])
+        raise UserError(
+            f"--task-id {missing[0]!r} is not a problem of {run_dir}{suggest(missing[0], originals)}; "
+            f"its problems are {shown}{' ...' if len(originals) > 5 else ''}."
+        )
     view = RunView(
         run_dir,
         run_config,
