@@ -1,4 +1,5 @@
-"""The one client for OpenAI-compatible HTTP servers (vLLM, SGLang, TGI, hosted APIs).
+"""The one place boi talks HTTP: the client for OpenAI-compatible servers (vLLM, SGLang, TGI,
+hosted APIs) and `download`, the GET that `boi data fetch` streams a pinned dataset file with.
 
 Both the `openai` generation backend and the critic's endpoint scorer post JSON through
 `OpenAIClient.post_json`: 408, 409, 425, 429 and 5xx answers, timeouts and dropped connections
@@ -20,6 +21,10 @@ was not used: its retry schedule is its own (0.5 s start, 8 s cap, random jitter
 configured `backoff_s` and a reproducible schedule could not be kept, and it parses answers into
 its typed models, while the critic reads vLLM's non-standard echoed prompt log-probabilities
 raw. httpx2 is imported on first use only, so importing this module stays cheap.
+
+`download` streams one file into a file the caller opened (the caller checks its checksum and
+moves it into place); a server that cannot be reached, an error status or a dropped connection
+is a one-sentence UserError naming the URL, never a partial success.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from benchmarks.common.errors import UserError
 
@@ -184,6 +189,45 @@ class OpenAIClient:
             raise UserError(
                 f"endpoint {url} did not return JSON; is it an OpenAI-compatible server?"
             ) from None
+
+
+def download(url: str, out: BinaryIO, *, timeout_s: float = 60.0) -> int:
+    """GET `url` (redirects followed, proxies from the environment) and write its body to
+    `out`, streamed; the number of bytes written. Not retried: a broken download is refused
+    and the caller, which checks the bytes against a pinned checksum anyway, can simply rerun."""
+    import httpx2  # on first use only, as in OpenAIClient
+
+    if not url.startswith(("http://", "https://")):
+        raise UserError(f"download URL {url!r} must start with http:// or https://.")
+    written = 0
+    try:
+        with httpx2.stream(
+            "GET", url, follow_redirects=True, timeout=httpx2.Timeout(timeout_s)
+        ) as response:
+            if response.status_code >= 400:
+                raise HTTPStatusError(
+                    f"{url} answered HTTP {response.status_code} "
+                    f"({response.reason_phrase or 'error'}); check the URL.",
+                    response.status_code,
+                )
+            for chunk in response.iter_bytes():
+                out.write(chunk)
+                written += len(chunk)
+    except httpx2.TimeoutException:
+        raise UserError(
+            f"{url} timed out after {timeout_s:g} s; check the internet connection and rerun."
+        ) from None
+    except httpx2.ConnectError as err:
+        raise UserError(
+            f"{url} is unreachable ({_first_line(err)}); check the internet connection and any "
+            "proxy settings."
+        ) from None
+    except (httpx2.HTTPError, httpx2.InvalidURL) as err:
+        raise UserError(
+            f"downloading {url} failed ({_first_line(err)}); check the URL and any proxy "
+            "settings, and rerun."
+        ) from None
+    return written
 
 
 def _first_line(err: Exception) -> str:

