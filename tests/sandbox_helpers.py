@@ -10,6 +10,7 @@ unprivileged tier (Landlock, the seccomp filter, an unprivileged uid) must be re
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 EXPECTED_LEVEL = os.environ.get("BOI_EXPECT_ISOLATION", "full")
@@ -20,3 +21,20 @@ TIERS: dict[str, dict[str, Any]] = {
     "default": {},
     "unprivileged": {"use_namespaces": False},
 }
+
+
+def python_hidden_from_other_users() -> str | None:
+    """The first directory above this interpreter or its standard library that other users
+    cannot enter (a pyenv under a 0700 /root), or None. Without a mount namespace to expose it
+    (the unprivileged tier), no sandbox uid can import from such a Python: the sandbox keeps
+    the harness's uid, and without a writable cgroup it then has no process cap and refuses
+    to run (the container-like CI run exposes the interpreter, as an image's Python is
+    readable, and covers that tier)."""
+    paths = {os.path.realpath(sys.executable), os.path.realpath(os.path.dirname(os.__file__))}
+    for path in sorted(paths):
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not os.stat(ancestor).st_mode & 0o001:
+                return ancestor
+    return None

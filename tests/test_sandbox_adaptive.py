@@ -876,7 +876,9 @@ def test_the_tests_process_is_out_of_the_candidates_reach(pools):
         "except PermissionError:  # Landlock: /proc is not the sample's to read\n"
         "    me, pids = os.getpid(), []\n"
         "for pid in pids + [1, 2, 3, os.getpid() - 1, os.getpid() + 1]:\n"
-        "    if pid in (me, os.getpid()):\n"
+        # pid 0 is the candidate's own process group (a sample may be PID 1 of its own
+        # namespace, so getpid() - 1 can be 0).
+        "    if pid <= 0 or pid in (me, os.getpid()):\n"
         "        continue\n"
         "    for what in ('mem', 'environ'):\n"
         "        try:\n"

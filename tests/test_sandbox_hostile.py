@@ -411,6 +411,22 @@ def test_stdio_output_judged_as_the_statement_says(pool):
     assert "accepts several answers" in outcome["result"]
 
 
+def test_a_python_other_users_cannot_enter_is_refused_with_advice():
+    """Without namespaces to expose it, a Python under a private directory (pyenv in a 0700
+    /root) cannot be read by any sandbox uid: every import would fail in every sample. The
+    uid probe finds that and says what to do (before, a uid that could not even stat the
+    standard library passed the probe)."""
+    from benchmarks.common.errors import UserError
+    from tests.sandbox_helpers import python_hidden_from_other_users
+
+    hidden = python_hidden_from_other_users()
+    if hidden is None:
+        pytest.skip("this Python is readable by other users")
+    config = ExecutionConfig(workers=1, use_namespaces=False, use_cgroups=False)
+    with pytest.raises(UserError, match=r"cannot read this Python installation.*chmod o\+rx"):
+        WorkerPool(config)
+
+
 def test_weak_isolation_is_refused_without_opt_in():
     from benchmarks.common.errors import UserError
 

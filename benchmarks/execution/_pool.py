@@ -87,7 +87,25 @@ class Isolation:
     landlock: int = 0
     landlock_scopes: bool = False
     seccomp: bool = False
+    sample_namespaces: bool = False
     notes: list[str] = field(default_factory=list)
+
+    def open_channels(self) -> list[str]:
+        """State one sample can still change and a later sample read, on this machine: what
+        the sandbox leaves open, said at the start of every run (docs: the sandbox's threat
+        model). Direct page-cache probes and evictions are refused in every tier."""
+        channels = [
+            "how long reading a standard-library or system file takes (cached or not)",
+            "the kernel's pipe and socket inode numbers (one counter per CPU)",
+        ]
+        if not self.sample_namespaces:
+            channels.append("the PID counter (no PID namespace per sample)")
+        if not self.filesystem:
+            channels.append(
+                "inode numbers of the scratch file system and access times of readable files "
+                "(no private mounts)"
+            )
+        return channels
 
     def describe(self) -> str:
         if self.network:
@@ -102,7 +120,9 @@ class Isolation:
             filesystem = "Landlock: system and standard library read-only, own scratch writable"
         else:
             filesystem = "WRITABLE"
-        if self.pid_namespace:
+        if self.sample_namespaces:
+            processes = "PID and mount namespace per sample, own /proc"
+        elif self.pid_namespace:
             processes = "PID namespace per worker" + (", own /proc" if self.private_proc else "")
         elif self.seccomp:
             processes = "one process group per sample (seccomp: no setsid/setpgid)"
@@ -169,6 +189,7 @@ def isolation_from_report(
         landlock=int(report.get("landlock", 0)),
         landlock_scopes=bool(report.get("landlock_scopes")),
         seccomp=bool(report.get("seccomp")),
+        sample_namespaces=bool(report.get("sample_namespaces")),
         notes=list(report.get("errors", [])),
     )
 
@@ -366,6 +387,12 @@ class WorkerPool:
                     "accept the risk."
                 )
             self._prove(self.workers[0])
+            # Said when the run starts, not only in the summary: a user training against
+            # execution rewards must know what a candidate could still pass to a later one.
+            print(
+                "sandbox: open between samples here: " + "; ".join(self.isolation.open_channels()),
+                file=sys.stderr,
+            )
             for worker in self.workers[1:]:
                 worker.start()
                 self._prove(worker)

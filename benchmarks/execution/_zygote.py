@@ -138,9 +138,16 @@ GUARD_SECONDS = 0.05
 NONCE_BYTES = 16
 MAX_REASON = 2000
 MAX_MESSAGE = 64 * 2**20
+# The most lists and objects one reply of the candidate may hold (see _receive_message): far
+# above any benchmark's outputs (HumanEval+'s expected outputs hold at most 25, HumanEval/87's;
+# its million-number lists are one), far below what takes the tests' side a second to decode.
+MAX_REPLY_CONTAINERS = 200_000
 PLAIN_RULE = "boi-plain/1"
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
+# Where samples get scratch space of their own, where each can have a mount namespace (a
+# mount point, the same for every run: see Zygote._enter_own_namespaces).
+SAMPLE_DIR = "sample"
 # The tests process's end of its control socket (jobs in, verdicts out).
 TESTS_CONTROL_FD = 3
 # The most a verdict can hold: the pass token, or "F" and the reason.
@@ -160,6 +167,7 @@ _libc.mount.argtypes = [
     ctypes.c_char_p,
 ]
 _libc.unshare.argtypes = [ctypes.c_int]
+_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.prctl.argtypes = [
     ctypes.c_int,
     ctypes.c_ulong,
@@ -289,6 +297,8 @@ class Zygote:
         self.seccomp_program: bytes | None = None  # the filter, assembled once
         self.stdlib_path: list[str] = []
         self.spawner: SpawnerClient | None = None  # the jobs process's line to the spawner
+        # The worker's own PID namespace, to return to after forking a sample into a new one.
+        self.pid_namespace_fd: int | None = None
         self.tests: TestsProcess | None = None  # the jobs process's long-lived tests process
 
     # ---- start-up -------------------------------------------------------------------------
@@ -312,6 +322,7 @@ class Zygote:
             tests_uid=None,
             pid_namespace=False,
             private_proc=False,
+            sample_namespaces=False,
             landlock=0,
             landlock_scopes=False,
             seccomp=False,
@@ -348,6 +359,12 @@ class Zygote:
             int(config.get("cpu", cpus[int(config.get("worker_index", 0)) % len(cpus)]))
         }
         self._load_confinement()
+        if (
+            self.report["pid_namespace"]
+            and self.report["private_proc"]
+            and self.report["filesystem"]
+        ):
+            self._probe_sample_namespaces()
         gc.collect()
         gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
         return self.report
@@ -466,6 +483,56 @@ class Zygote:
             return
         self.report["private_proc"] = True
 
+    def _probe_sample_namespaces(self) -> None:
+        """Can each sample get PID and mount namespaces of its own (see `_enter_own_namespaces`)?
+        Tried once here, in a throw-away child, as a sample will do it."""
+        fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        scratch = os.path.join(self._scratch_root(), "probe-namespaces")
+        try:
+            os.mkdir(scratch, 0o755)
+            _check(_libc.unshare(CLONE_NEWPID), "unshare")
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    self._enter_own_namespaces(scratch, self.report["sandbox_uid"])
+                    empty = os.listdir(scratch) == [] and os.statvfs(scratch).f_files > 0
+                    code = 0 if os.getpid() == 1 and os.listdir("/proc/self/task") and empty else 2
+                finally:
+                    os._exit(code)
+            _check(_libc.setns(fd, CLONE_NEWPID), "setns")
+            status = os.waitpid(pid, 0)[1]
+            os.rmdir(scratch)
+        except OSError as err:
+            self.report["errors"].append(f"no namespaces of their own for samples ({err})")
+            os.close(fd)
+            return
+        if os.waitstatus_to_exitcode(status) != 0:
+            self.report["errors"].append("no namespaces of their own for samples (probe failed)")
+            os.close(fd)
+            return
+        self.pid_namespace_fd = fd
+        self.report["sample_namespaces"] = True
+
+    def _enter_own_namespaces(self, scratch: str, uid: int | None) -> None:
+        """In a sample just forked into a PID namespace of its own (it is PID 1 there): a mount
+        namespace of its own with a /proc of that PID namespace and a fresh tmpfs over the
+        scratch root holding only `scratch`.
+
+        Why: state the worker keeps from run to run is state a sample could write and a later
+        sample read. Here every sample starts from the same counters (its pid is 1, its
+        children's pids start at 2, its scratch's inode numbers start afresh) and sees no other
+        run's directory or process, so there is nothing to count or to leave behind."""
+        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        config = self.config
+        options = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
+        if uid is not None:
+            options += f",uid={uid},gid={uid}"
+        # Over the directory itself, not over the scratch root: Landlock ignores a rule on a
+        # covered mount point, and the worker's rule for writes is on the scratch root.
+        _mount("boi-sample", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},mode=0700")
+
     def _choose_uids(self, pairs: list[list[int]]) -> None:
         """The first (candidate uid, tests uid) pair this process can switch to and that can
         still read the interpreter. A container's user namespace maps few uids (Docker: all;
@@ -477,11 +544,22 @@ class Zygote:
         if pairs:
             self.report["errors"].append(
                 "no unprivileged uid can be used here (unmapped, or it cannot read this Python "
-                "installation); samples keep this process's uid"
+                f"installation under {sys.base_prefix}: make it readable by other users, e.g. "
+                "chmod o+rx on the directories above it, or use a Python installed outside a "
+                "private home directory); samples keep this process's uid"
             )
 
     def _probe_uid(self, uid: int) -> bool:
-        """Can this process switch to `uid`, and can that uid still read the interpreter?"""
+        """Can this process switch to `uid`, and can that uid still read the interpreter and
+        import from its standard library?
+
+        Which paths are directories is decided here, before the switch: checked after it, a
+        directory that uid cannot even stat (a Python under /root) would pass as "not a
+        directory" and every sample would then fail to import (`threading`, say)."""
+        needed = [(path, os.path.isdir(path)) for path in _needed_paths()]
+        stdlib_file = os.path.join(os.path.dirname(os.__file__), "threading.py")
+        if not os.path.exists(stdlib_file):
+            stdlib_file = os.__file__
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -489,9 +567,13 @@ class Zygote:
                 os.setgroups([])
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
-                for path in _needed_paths():
-                    if os.path.isdir(path):
+                for path, is_dir in needed:
+                    if is_dir:
                         os.listdir(path)
+                    else:
+                        os.stat(path)
+                with open(stdlib_file, "rb") as handle:
+                    handle.read(1)
                 code = 0
             finally:
                 os._exit(code)
@@ -682,7 +764,11 @@ class Zygote:
         """Empty the scratch space: everything a run wrote, the tests process's files
         included; its directory itself stays, as it is its working directory."""
         root = self._scratch_root()
-        _clear_dir(root, keep=TESTS_DIR)
+        # A sample's own scratch directory is a mount point in its own namespace, empty here:
+        # kept, so that its inode number stays the same from run to run (and counts nothing).
+        _clear_dir(
+            root, keep=(TESTS_DIR, SAMPLE_DIR) if self.report["sample_namespaces"] else (TESTS_DIR,)
+        )
         tests_dir = os.path.join(root, TESTS_DIR)
         if os.path.isdir(tests_dir):
             _clear_dir(tests_dir)
@@ -699,7 +785,15 @@ class Zygote:
     def _new_scratch(self, tag: str, owner: int | None) -> str:
         """An empty directory under the scratch root for one process of this run, owned by
         `owner` (None: the zygote's uid)."""
-        path = os.path.join(self._scratch_root(), f"{tag}{self.sequence}")
+        if self.report["sample_namespaces"]:
+            # The same directory every run: the sample mounts a fresh tmpfs over it in its own
+            # mount namespace (_enter_own_namespaces), so there is nothing in it to clear.
+            path = os.path.join(self._scratch_root(), SAMPLE_DIR)
+            if not os.path.isdir(path):
+                os.mkdir(path, 0o755)
+            return path
+        # A random name: a counter would tell a sample how many runs came before it.
+        path = os.path.join(self._scratch_root(), f"{tag}{os.urandom(6).hex()}")
         os.mkdir(path, 0o700)
         if owner is not None:
             os.chown(path, owner, owner)
@@ -802,6 +896,10 @@ class Zygote:
             candidate = self._spawn(
                 "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
             )
+        except BaseException:
+            for fd in (calls_w, replies_r):
+                os.close(fd)
+            raise
         finally:
             os.close(calls_r)
             os.close(replies_w)
@@ -1299,13 +1397,20 @@ class Spawner:
                 self._spawn(json.loads(data), fds)
 
     def _spawn(self, request: dict, fds: list[int]) -> None:
+        own_namespace = self.zygote.pid_namespace_fd
         try:
+            if own_namespace is not None:
+                # The next child is PID 1 of a new PID namespace (see _enter_own_namespaces).
+                _check(_libc.unshare(CLONE_NEWPID), "unshare")
             pid = os.fork()
         except OSError as err:
             for fd in fds:
                 os.close(fd)
             self._send({"error": f"fork failed ({err.strerror})"})
             return
+        if pid != 0 and own_namespace is not None:
+            # Back to our own namespace for our children, so that the next unshare can work.
+            _check(_libc.setns(own_namespace, CLONE_NEWPID), "setns")
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
@@ -1365,6 +1470,8 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
         stdin_fd, stdout_fd, first, second, program_r = fds
         extra = (program_r,)
     try:
+        if zygote.pid_namespace_fd is not None:
+            zygote._enter_own_namespaces(request["scratch"], report["sandbox_uid"])
         zygote._become_sample(
             request["scratch"],
             stdin_fd,
@@ -1601,7 +1708,13 @@ def _send_message(fd: int, obj: object, deadline: float | None = None) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _receive_message(fd: int, deadline: float | None = None) -> object:
+def _receive_message(
+    fd: int, deadline: float | None = None, max_containers: int | None = None
+) -> object:
+    """One length-prefixed JSON message. `max_containers` bounds the lists and objects it may
+    hold (counted on the raw text, an upper bound, before any parsing): decoding costs per
+    container, so a reply of a million one-element lists would keep the trusted side busy
+    for seconds, and turn the candidate's failure into a timeout."""
     if deadline is not None:
         header = _read_by(fd, 4, deadline)
         size = struct.unpack(">I", header)[0]
@@ -1627,6 +1740,8 @@ def _receive_message(fd: int, deadline: float | None = None) -> object:
         body += rest
     elif len(body) > size:
         raise ValueError("more data than the message announced")
+    if max_containers is not None and body.count(b"[") + body.count(b"{") > max_containers:
+        raise ValueError(f"a message of more than {max_containers} lists and objects")
     return json.loads(body.decode("utf-8", "surrogatepass"))
 
 
@@ -1881,12 +1996,12 @@ def _make_proxy(
             ) from None
         try:
             _send_message(calls_fd, message)
-            reply = _receive_message(replies_fd)
+            reply = _receive_message(replies_fd, max_containers=MAX_REPLY_CONTAINERS)
         except (EOFError, OSError):
             raise violation("the candidate's process ended during a call") from None
         except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
             raise violation(
-                f"the candidate sent a malformed reply ({type(err).__name__})"
+                f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
             ) from None
         if type(reply) is not dict:
             raise violation("the candidate sent a malformed reply")
@@ -2133,13 +2248,30 @@ _ERROR_NAME = "__boi_assert_error__"
 
 
 class _EveryAssert(ast.NodeTransformer):
-    """`assert X, M` -> `try: assert X, M` / `except Exception as e: failed(e)`."""
+    """`assert X` -> `try: assert X` / `except Exception as e: failed(e)`; and with a message,
+    `assert X, M` -> the same around `if X: M` / `else: raise AssertionError(M)`.
+
+    Why the message too: HumanEval's tests often call the candidate again in it
+    (`assert candidate(1) == True, str(candidate(1))`), which Python evaluates only when the
+    assert fails, so that an extra call would tell the candidate it was wrong. Evaluated
+    whether or not the assert holds (its value dropped, and what it raises ignored, when it
+    holds), the message costs the same calls either way."""
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
         load = ast.Load()
+        checked: ast.stmt = node
+        if node.msg is not None:
+            message_anyway = ast.Try(
+                [ast.Expr(node.msg)],
+                [ast.ExceptHandler(ast.Name("Exception", load), None, [ast.Pass()])],
+                [],
+                [],
+            )
+            fail = ast.Raise(ast.Call(ast.Name("AssertionError", load), [node.msg], []), None)
+            checked = ast.If(node.test, [message_anyway], [fail])
         record = ast.Expr(ast.Call(ast.Name(_FAILED_NAME, load), [ast.Name(_ERROR_NAME, load)], []))
         handler = ast.ExceptHandler(ast.Name("Exception", load), _ERROR_NAME, [record])
-        return ast.copy_location(ast.Try([node], [handler], [], []), node)
+        return ast.copy_location(ast.Try([checked], [handler], [], []), node)
 
 
 def _compile_every_assert(test: str) -> Any:
@@ -2235,9 +2367,9 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _clear_dir(root: str, keep: str | None = None) -> None:
+def _clear_dir(root: str, keep: tuple[str, ...] = ()) -> None:
     """Delete everything under the scratch root (the sample may have written anywhere in it)
-    but the entry named `keep` directly under it.
+    but the entries named in `keep` directly under it.
 
     Iterative, one directory descriptor at a time and names relative to it: a sample can leave
     a chain of directories far deeper than Python's recursion limit or PATH_MAX allows
@@ -2259,7 +2391,7 @@ def _clear_dir(root: str, keep: str | None = None) -> None:
             except OSError:
                 names = []
             for name in names:
-                if depth == 0 and name == keep:
+                if depth == 0 and name in keep:
                     continue
                 try:
                     os.unlink(name, dir_fd=fd)

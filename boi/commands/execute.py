@@ -75,6 +75,7 @@ def format_summary(summary: dict) -> str:
     judging = summary.get("judging", "single-process")
     lines = [
         isolation.describe(),
+        "open between samples: " + "; ".join(isolation.open_channels()),
         f"judging: {judging}"
         + (
             " (candidate and tests in two processes, plain data between them)"

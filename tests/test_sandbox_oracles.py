@@ -1,0 +1,304 @@
+"""Verdicts that teach a candidate nothing (issue 33): attacks that learn answers from the
+order of their calls, or carry what they learnt to a later sample of the same task.
+
+Two defences are checked, each by the attack it stops:
+
+- every assert runs to the end (`_zygote._compile_every_assert`, HumanEval+'s
+  `_plus_check_all`, stdin/stdout tests past a wrong answer), so whether a candidate's next call
+  comes does not depend on whether its last answer held;
+- no state one sample can write and a later one read: where the worker can, each sample gets
+  a PID and a mount namespace of its own (pid 1, a fresh /proc and a fresh scratch tmpfs at the
+  same path every run), and the seccomp filter refuses page-cache probes and evictions
+  (tests/test_sandbox_seccomp.py checks the syscalls one by one).
+
+What no tier closes (the time a file read takes, the kernel's pipe inode counter) is named in
+`Isolation.open_channels()`, printed when a pool starts; the last test checks it is said.
+Run as root and in the container-like run (`make test-container`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from benchmarks.execution import ExecutionConfig, WorkerPool
+from benchmarks.execution._run import _harness_deadline, _job
+from benchmarks.problem import Problem, StdioTest
+from tests.sandbox_helpers import TIERS
+
+TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module", params=list(TIERS))
+def pool(request):
+    config = ExecutionConfig(
+        workers=1, memory_mb=512, processes=32, timeout=TIMEOUT, **TIERS[request.param]
+    )
+    with WorkerPool(config) as started:
+        yield started
+
+
+def _problem(name: str, test: str, prompt: str = "def f(x):\n") -> Problem:
+    return Problem(task_id=f"t/{name}", benchmark="test", prompt=prompt, entry_point="f", test=test)
+
+
+def judge(pool: WorkerPool, completion: str, problem: Problem) -> dict:
+    job = _job(problem, completion, TIMEOUT)
+    [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    return outcome
+
+
+def body(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.strip("\n").splitlines())
+
+
+THREE_ASSERTS = _problem(
+    "three",
+    "def check(candidate):\n"
+    "    assert candidate(0) == 10, 'first'\n"
+    "    assert candidate(1) == 11, 'second'\n"
+    "    assert candidate(2) == 12, 'third'\n",
+)
+
+
+# ---- the calls do not depend on the answers ------------------------------------------------
+
+
+def test_calls_continue_after_a_wrong_answer(pool):
+    """A wrong first answer no longer ends the calls: the third one still comes (and hangs,
+    so the run times out instead of failing at the first assert)."""
+    completion = body("if x == 2:\n    while True:\n        pass\nreturn 0")
+    outcome = judge(pool, completion, THREE_ASSERTS)
+    assert outcome["status"] == "timed out", outcome
+
+
+def test_the_verdict_is_the_first_failure(pool):
+    """Running on changes no verdict: the reason is the first failed assert's, even when a
+    later call raises."""
+    completion = body("if x == 2:\n    raise ValueError('late')\nreturn 10 + x if x == 0 else -1")
+    outcome = judge(pool, completion, THREE_ASSERTS)
+    assert outcome["status"] == "failed", outcome
+    assert outcome["result"] == "failed: AssertionError: second", outcome
+    honest = judge(pool, body("return 10 + x"), THREE_ASSERTS)
+    assert honest["status"] == "passed", honest
+
+
+def test_a_tests_helper_that_asserts_runs_on_too(pool):
+    """Asserts inside the tests' own helpers are run to the end as well."""
+    problem = _problem(
+        "helper",
+        "def same(a, b):\n    assert a == b, f'{a} != {b}'\n\n"
+        "def check(candidate):\n    same(candidate(0), 1)\n    same(candidate(1), 2)\n",
+    )
+    outcome = judge(pool, body("if x == 1:\n    while True:\n        pass\nreturn 0"), problem)
+    assert outcome["status"] == "timed out", outcome
+
+
+def test_humanevalplus_calls_every_input():
+    """HumanEval+'s comparison loop calls every input, then raises the first failure."""
+    from benchmarks.loaders import _plus_check
+    from benchmarks.loaders.humanevalplus import pack_data
+
+    inputs = [[1], [2], [3]]
+    data = pack_data(inputs, [{"literal": repr(v)} for v in (2, 3, 4)])
+    calls: list[int] = []
+
+    def candidate(x: int) -> int:
+        calls.append(x)
+        return 0 if x == 1 else x + 1
+
+    with pytest.raises(AssertionError, match=r"base input 1 of 3.*returned 0, expected 2"):
+        _plus_check._plus_check_all(candidate, data, atol=0.0, base=3)
+    assert calls == [1, 2, 3]
+
+
+def test_stdio_tests_run_on_after_a_wrong_answer(pool):
+    """A contest program's later tests still run after a wrong answer (the third hangs, so the
+    slowest test takes the whole timeout), and the verdict is the first wrong answer."""
+    problem = Problem(
+        task_id="t/echo",
+        benchmark="code_contests",
+        prompt='"""Echo the number."""\n',
+        entry_point=None,
+        stdio_tests=(StdioTest("1\n", "1\n"), StdioTest("2\n", "2\n"), StdioTest("3\n", "3\n")),
+    )
+    program = "n = input()\nif n == '3':\n    while True:\n        pass\nprint(0)\n"
+    job = _job(problem, program, TIMEOUT)
+    started = time.monotonic()
+    [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    assert outcome["status"] == "failed", outcome
+    assert outcome["result"] == "failed: wrong answer on test 0", outcome
+    assert outcome["run_seconds"] >= TIMEOUT * 0.8 and time.monotonic() - started >= TIMEOUT
+
+
+# ---- nothing a sample writes reaches a later one --------------------------------------------
+
+PROBE = _problem("probe", "def check(candidate):\n    assert candidate(0) is None, candidate(0)\n")
+# What a sample can count: its pid and a child's, the inode of a file it creates in its scratch
+# space and of the scratch directory itself, the scratch directory's name.
+COUNTERS = body(
+    """
+import os
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+with open('mark', 'w') as handle:
+    handle.write('x')
+return (os.getpid(), pid, os.stat('mark').st_ino, os.stat('.').st_ino, os.getcwd())
+"""
+)
+# A sample that bumps every counter above, as a relay or an oracle chain would.
+BUMPS = body(
+    """
+import os
+for n in range(40):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+for n in range(60):
+    open(f'f{n}', 'w').close()
+return None
+"""
+)
+
+
+def test_every_sample_starts_from_the_same_counters(pool):
+    if not pool.isolation.sample_namespaces:
+        pytest.skip("no namespaces per sample here: the PID counter is a named open channel")
+    first = judge(pool, COUNTERS, PROBE)
+    assert judge(pool, BUMPS, PROBE)["status"] == "passed"
+    second = judge(pool, COUNTERS, PROBE)
+    assert first["result"] == second["result"], (first, second)
+    # pid 1 of its own namespace (the message is the second call: its child is pid 3).
+    assert first["result"].startswith("failed: AssertionError: (1, 3, "), first
+
+
+def test_scratch_names_reveal_no_run_count(pool):
+    """Where samples share the worker's scratch space, its directory names are random."""
+    names = {judge(pool, body("import os\nreturn os.getcwd()"), PROBE)["result"] for _ in range(3)}
+    if pool.isolation.sample_namespaces:
+        assert len(names) == 1, names  # the same mount point, a fresh tmpfs each time
+    else:
+        assert len(names) == 3, names
+        assert not any(name.rstrip("'").endswith(("c1", "c2", "c3")) for name in names), names
+
+
+SECRET = 41
+RELAY = _problem(
+    "relay", f"def check(candidate):\n    assert candidate(7) == {SECRET}\n", "def f(x):\n"
+)
+# The honest sample computes the answer and publishes it in the low bits of the PID counter
+# (forking until its last child's pid is SECRET mod 64); the relay computes nothing and reads
+# it back from its own child's pid (the spawner's fork of the relay and the relay's own fork
+# come between).
+PUBLISH = body(
+    f"""
+import os
+while True:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    if pid % 64 == {SECRET}:
+        break
+return {SECRET}
+"""
+)
+REPLAY = body(
+    """
+import os
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+return (pid - 2) % 64
+"""
+)
+
+
+def test_a_relay_through_the_pid_counter_fails(pool):
+    if not pool.isolation.sample_namespaces:
+        pytest.skip("no namespaces per sample here: the PID counter is a named open channel")
+    assert judge(pool, PUBLISH, RELAY)["status"] == "passed"
+    outcome = judge(pool, REPLAY, RELAY)
+    assert outcome["status"] == "failed", outcome
+
+
+BOOLEAN = _problem(
+    "boolean",
+    "def check(candidate):\n"
+    + "".join(
+        f"    assert candidate({i}) is {answer}\n" for i, answer in enumerate([True, False, True])
+    )
+    + "",
+)
+# The oracle chain of the issue: identical copies that never read their inputs. Each notes
+# "tried answer True at call L" before replying and "held" when call L+1 comes, in the PID
+# counter (6 bits: the known prefix length, its answers, a tried bit), so that a later copy
+# starts from what earlier ones learnt. Against a harness that stops at the first failed assert
+# and keeps the PID counter, copies 3 to 6 pass.
+CHAIN = body(
+    """
+import os
+def child_pid():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+def publish(value):
+    while child_pid() % 64 != value:
+        pass
+global _state
+try:
+    _state
+except NameError:
+    raw = (child_pid() - 2) % 64
+    _state = [raw & 3, (raw >> 2) & 7, (raw >> 5) & 1]
+known, bits, tried = _state
+if x < known:
+    return bool(bits >> x & 1)
+if x == known:
+    answer = not tried  # True first; False where True was tried and no next call came
+    publish(known | (bits << 2) | (1 << 5))
+    _state = [known, bits | (answer << x), 1]
+    return answer
+_state = [x, _state[1], 0]
+publish(x | (_state[1] << 2))
+return True
+"""
+)
+
+
+def test_an_oracle_chain_of_identical_copies_never_passes(pool):
+    """In a trial with the tests stopping at their first failed assert and the PID counter
+    open, 3 copies of 8 passed. Where the counter is open (no namespaces per sample), a copy
+    starts from whatever the counter holds and can pass by luck (about 1 in 30), so the chain
+    is run only where each sample's counter starts at 1."""
+    if not pool.isolation.sample_namespaces:
+        pytest.skip("no namespaces per sample here: the PID counter is a named open channel")
+    outcomes = [judge(pool, CHAIN, BOOLEAN)["status"] for _ in range(8)]
+    assert "passed" not in outcomes, outcomes
+
+
+def test_a_reply_too_costly_to_decode_fails_fast(pool):
+    """A reply of a quarter million one-element lists (over the bound of 200,000; a million,
+    9 MB, kept the tests' side decoding for seconds past the deadline) fails at once, with
+    the reason, instead of timing out."""
+    outcome = judge(pool, body("return [[i] for i in range(250_000)]"), PROBE)
+    assert outcome["status"] == "failed", outcome
+    if pool.config.separate_candidate:
+        assert "lists and objects" in outcome["result"], outcome
+
+
+def test_the_pool_names_what_stays_open(pool, capfd):
+    channels = pool.isolation.open_channels()
+    assert any("reading a standard-library" in c for c in channels), channels
+    assert any("pipe and socket inode" in c for c in channels), channels
+    assert ("PID counter" in "; ".join(channels)) is not pool.isolation.sample_namespaces
+    with WorkerPool(pool.config):
+        pass
+    assert "sandbox: open between samples here: " in capfd.readouterr().err
