@@ -284,7 +284,8 @@ class RunConfig:
                 )
 
     def to_json(self) -> dict[str, Any]:
-        return to_dict(self)
+        data: dict[str, Any] = to_dict(self)
+        return data
 
 
 BUNDLED_CONFIGS = Path(__file__).parent / "configs"

@@ -32,6 +32,7 @@ are truncated from the left with a warning: the score then covers only the kept 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import warnings
@@ -737,7 +738,7 @@ def _read_echo(url: str, prompt: str, logprobs: Any) -> tuple[PromptScore, int, 
         )
     same = following = 0
     if tops is not None:
-        for (index, _), nxt in zip(spans, spans[1:], strict=False):
+        for (index, _), nxt in itertools.pairwise(spans):
             top = tops[index]
             here, after = texts[index], texts[nxt[0]]
             if not isinstance(top, dict) or not top or here == after:
@@ -841,4 +842,5 @@ def load_scorer(name: str, config: Any = None, where: str = "scorer") -> Scorer:
         raise UserError(
             f"critic scorer {name!r} takes {cls.Config.__name__}, not {type(config).__name__}."
         )
-    return cls(config)
+    scorer: Scorer = cls(config)
+    return scorer

@@ -7,6 +7,6 @@ import mkdocs_gen_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.docs_reference import write_pages  # noqa: E402
+from scripts.docs_reference import write_pages
 
 write_pages(mkdocs_gen_files.open)

@@ -146,7 +146,8 @@ class TrainConfig:
         return self.batch_size // per_step
 
     def to_json(self) -> dict[str, Any]:
-        return to_dict(self)
+        data: dict[str, Any] = to_dict(self)
+        return data
 
     def identity(self, data_sha256: str) -> str:
         """Hash of everything that defines the run (not where it is written).

@@ -35,7 +35,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,7 @@ class EpochSampler:
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
-    def __iter__(self):  # noqa: ANN204 - the torch Sampler protocol
+    def __iter__(self) -> Iterator[int]:
         import torch  # lazy: heavy
 
         generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
@@ -456,7 +456,8 @@ def training_function(config: TrainConfig) -> dict[str, Any]:
     checkpoint = latest_checkpoint(claim.output_dir) if claim.resuming else None
     if finished:
         accelerator.print(f"{claim.output_dir} already holds the finished run; see {results_path}.")
-        return json.loads(results_path.read_text(encoding="utf-8"))
+        finished_results: dict[str, Any] = json.loads(results_path.read_text(encoding="utf-8"))
+        return finished_results
 
     session = _build_session(config, accelerator, accumulation, claim, checkpoint)
     started = time.monotonic()

@@ -18,7 +18,7 @@ from perturb.transforms import (
 )
 
 # ReCode's families register themselves on import, beside the catalogue above.
-import perturb.recode  # noqa: E402,F401  isort: skip
+import perturb.recode  # noqa: F401  isort: skip
 
 __all__ = [
     "CATALOGUE",

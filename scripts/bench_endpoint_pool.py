@@ -35,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import benchmarks.generation._openai as openai_backend  # noqa: E402
-from benchmarks.generation import (  # noqa: E402
+import benchmarks.generation._openai as openai_backend
+from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
     generate_samples,
@@ -65,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
     server: FakeServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
             self.server.prompts.append(body["prompt"])

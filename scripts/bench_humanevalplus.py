@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.execution import ExecutionConfig, execute_samples  # noqa: E402
-from benchmarks.loaders import load_benchmark  # noqa: E402
-from benchmarks.problem import Problem  # noqa: E402
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.loaders import load_benchmark
+from benchmarks.problem import Problem
 
 
 def judge(

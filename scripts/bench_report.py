@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.loaders import load_benchmark  # noqa: E402
-from benchmarks.report import build_report, summarize_results  # noqa: E402
-from perturb.catalogue import PerturbConfig, run_catalogue  # noqa: E402
-from perturb.keywords import KeywordConfig  # noqa: E402
-from perturb.transforms import transform_labels  # noqa: E402
-from tests.keyword_helpers import tiny_embedder  # noqa: E402
+from benchmarks.loaders import load_benchmark
+from benchmarks.report import build_report, summarize_results
+from perturb.catalogue import PerturbConfig, run_catalogue
+from perturb.keywords import KeywordConfig
+from perturb.transforms import transform_labels
+from tests.keyword_helpers import tiny_embedder
 
 
 def main() -> int:

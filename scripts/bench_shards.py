@@ -40,11 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # TQDM_* when it is imported, so this comes before the imports below).
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from benchmarks.common.errors import UserError  # noqa: E402
-from benchmarks.common.jsonl import iter_jsonl  # noqa: E402
-from boi.merge import merge_runs  # noqa: E402
-from boi.runner import RunConfig, load_run_config, run_experiment  # noqa: E402
-from boi.shards import Shard  # noqa: E402
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl
+from boi.merge import merge_runs
+from boi.runner import RunConfig, load_run_config, run_experiment
+from boi.shards import Shard
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
 DEFAULT_MBPP = (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common.jsonl import iter_jsonl  # noqa: E402  (the one JSONL reader)
+from benchmarks.common.jsonl import iter_jsonl
 
 SOLUTIONS = (
     Path(__file__).resolve().parents[1]

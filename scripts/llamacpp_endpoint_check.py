@@ -44,8 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from benchmarks.common.errors import UserError  # noqa: E402
-from benchmarks.common.models import embedded_gguf_path  # noqa: E402
+from benchmarks.common.errors import UserError
+from benchmarks.common.models import embedded_gguf_path
 
 # Simple enough for a 135M model to get right sometimes (the demo's choice), with descriptions
 # long enough to drop words from.
@@ -86,7 +86,10 @@ class Server:
             str(self.port),
             *extra,
         ]
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="llamacpp-server-", suffix=".log")
+        # Kept open for the server's whole life (tail() reads it); removed with the Server.
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115
+            "w+", prefix="llamacpp-server-", suffix=".log"
+        )
 
     def __enter__(self) -> Server:
         print("$ " + " ".join(self.command), flush=True)

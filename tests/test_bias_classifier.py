@@ -60,12 +60,12 @@ def test_bad_data_and_missing_classifiers_are_one_sentence(tmp_path):
     with pytest.raises(UserError, match=r"val.jsonl line 1: label must be 0 or 1"):
         train_classifier(ClassifierConfig(data=str(folder), out=str(tmp_path / "c")))
     (folder / "test.jsonl").unlink()
-    with pytest.raises(UserError, match="has no test.jsonl"):
+    with pytest.raises(UserError, match=r"has no test\.jsonl"):
         train_classifier(ClassifierConfig(data=str(folder), out=str(tmp_path / "c")))
     with pytest.raises(UserError, match="no training data given; pass --data"):
         train_classifier(ClassifierConfig())
     with pytest.raises(
-        UserError, match="holds no classifier.json; train one with `boi bias train-classifier"
+        UserError, match=r"holds no classifier\.json; train one with `boi bias train-classifier"
     ):
         load_classifier(str(tmp_path / "nowhere"))
     with pytest.raises(UserError, match="kind 'svm' is unknown"):

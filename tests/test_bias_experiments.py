@@ -244,7 +244,7 @@ def test_bad_experiment_configs_say_what_to_change(tmp_path, capsys):
         _experiment(tmp_path, kind="huang_temperature", axis=["hot"])
     with pytest.raises(UserError, match="mitigation strategy 'cto' is unknown"):
         _experiment(tmp_path, kind="solar_prompt", axis=["none", "cto"])
-    with pytest.raises(UserError, match="reference 0.5 is not on the axis"):
+    with pytest.raises(UserError, match=r"reference 0\.5 is not on the axis"):
         _experiment(tmp_path, kind="solar_temperature", axis=[1.0, 0.2], reference=0.5)
     with pytest.raises(UserError, match="test_unit run compares the CBS of repeated runs"):
         _experiment(tmp_path, kind="solar_temperature", axis=[1.0], test_unit="run")

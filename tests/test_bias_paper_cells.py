@@ -109,7 +109,7 @@ def test_review_worked_example_bls_range_is_one():
             "sample_index": i,
             **v.to_json(),
             "calls": 1,
-        }  # fmt: skip
+        }
         for i, v in enumerate([black] * 5 + [not_white] * 5)
     ]
     summary = summarize_fairness(rows, [task], bootstrap=10)

@@ -124,7 +124,7 @@ def _argv(words, out_action, out_value, kind, place: Path, input_is_out: bool):
             continue
         if action.option_strings and not action.required:
             continue
-        value = action.choices and next(iter(action.choices)) or input_value
+        value = (action.choices and next(iter(action.choices))) or input_value
         if declared_output(action) is not None:  # another required output: a fresh path
             value = str(place / f"fresh-{action.dest}")
         given_input = given_input or value == input_value
@@ -159,7 +159,6 @@ BAD = ("existing-folder-not-ours", "existing-file", "under-a-file", "the-input-i
 @pytest.mark.parametrize("bad", BAD)
 @pytest.mark.parametrize(("words", "action"), OUTPUTS, ids=[_id(*o) for o in OUTPUTS])
 def test_a_careless_output_path_is_refused_in_one_sentence(words, action, bad, place, capsys):
-    declared, _ = declared_output(action)
     # The kind first from the declaration (a flag whose kind depends on another flag: from a
     # command line with a harmless output).
     probe = _argv(words, action, str(place / "new"), "file", place, False)
@@ -272,7 +271,7 @@ def test_train_classifier_refuses_a_folder_holding_other_things(tmp_path):
     holder.mkdir()
     (holder / "thesis.tex").write_text("mine")
     before = _snapshot(tmp_path)
-    with pytest.raises(UserError, match="holds no classifier.json"):
+    with pytest.raises(UserError, match=r"holds no classifier\.json"):
         train_classifier(ClassifierConfig(data=str(data), out=str(holder), kind="head"))
     assert _snapshot(tmp_path) == before
 

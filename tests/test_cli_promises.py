@@ -156,7 +156,7 @@ def test_a_model_folder_without_config_json_is_refused(tmp_path) -> None:
     from benchmarks.common.models import check_local_model
 
     (tmp_path / "weights.bin").write_bytes(b"")
-    with pytest.raises(UserError, match="has no config.json"):
+    with pytest.raises(UserError, match=r"has no config\.json"):
         check_local_model(str(tmp_path))
     (tmp_path / "config.json").write_text("{}")
     check_local_model(str(tmp_path))

@@ -102,7 +102,7 @@ def test_missing_originals_are_named(perturbed_file, tmp_path, humaneval):
             if "/" in json.loads(line)["task_id"][10:]
         )
     )
-    with pytest.raises(UserError, match="no original for HumanEval/0.*--originals"):
+    with pytest.raises(UserError, match=r"no original for HumanEval/0.*--originals"):
         annotate_file(variants_only, tmp_path / "o.jsonl", tiny_scorer(), PlausibilityGate())
     stats = annotate_file(
         variants_only,

@@ -105,7 +105,7 @@ class _Handler(JsonHandler):
     most_in_flight = 0
     lock = threading.Lock()
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         cls = type(self)
         body = self.read_json()
         with cls.lock:
@@ -189,7 +189,7 @@ def test_scores_come_from_prompt_logprobs(server, monkeypatch):
 def test_refusal_is_a_clear_error(server):
     _Handler.mode = "refuse"
     scorer = EndpointScorer(EndpointScorerConfig(url=server, model="m"))
-    with pytest.raises(UserError, match="HTTP 400.*too long"):
+    with pytest.raises(UserError, match=r"HTTP 400.*too long"):
         scorer.score(["def f(): pass"])
 
 

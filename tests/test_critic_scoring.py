@@ -102,7 +102,7 @@ def test_bad_config_and_missing_model_path(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         resolve_model(str(tmp_path / "no-such-model"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UserError, match="no config.json"):
+    with pytest.raises(UserError, match=r"no config\.json"):
         resolve_model(str(tmp_path / "empty"))
     assert resolve_model("HuggingFaceTB/SmolLM2-135M") == "HuggingFaceTB/SmolLM2-135M"
 

@@ -112,7 +112,7 @@ def flat_keys(value: object, prefix: str = "") -> list[str]:
 
 def test_every_config_key_is_in_the_config_reference() -> None:
     page = config_page()
-    files, flags, data = docs_reference._config_roots()
+    files, flags, _ = docs_reference._config_roots()
     checked = 0
     for root in files + flags:
         try:
@@ -174,7 +174,7 @@ def test_every_metric_function_is_in_the_metrics_reference(monkeypatch) -> None:
 
     fake_drop.__module__ = "benchmarks.robustness"
     monkeypatch.setattr(benchmarks.robustness, "fake_drop", fake_drop, raising=False)
-    with pytest.raises(ReferenceError, match="benchmarks.robustness.fake_drop"):
+    with pytest.raises(ReferenceError, match=r"benchmarks\.robustness\.fake_drop"):
         metrics_page()
 
 
@@ -271,9 +271,16 @@ def test_the_rendering_check_catches_each_mistake() -> None:
     assert rendering_problems(fine) == []
 
 
+# Included into the site whole (docs/contributing.md, docs/changelog.md), so they render alike.
+PROJECT_PAGES = ("CONTRIBUTING.md", "CHANGELOG.md")
+
+
 @pytest.mark.parametrize(
     "page",
-    sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md"]),
+    sorted(
+        str(p.relative_to(ROOT))
+        for p in [*ROOT.glob("docs/**/*.md"), *(ROOT / n for n in ("README.md", *PROJECT_PAGES))]
+    ),
 )
 def test_every_page_renders_as_written(page: str) -> None:
     assert rendering_problems((ROOT / page).read_text(encoding="utf-8")) == [], page

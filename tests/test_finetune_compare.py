@@ -74,7 +74,7 @@ class _FixedCompletionServer(ThreadingHTTPServer):
 
 
 class _FixedCompletionHandler(JsonHandler):
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         body = self.read_json()
         choices = [{"index": i, "text": "    return None\n"} for i in range(body.get("n", 1))]
         self.send_json(200, {"choices": choices})

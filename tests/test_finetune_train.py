@@ -137,7 +137,7 @@ def test_config_errors_are_one_clear_sentence(tmp_path):
     written = tmp_path / "lr.yaml"
     written.write_text("learning_rate: 1e-5\n")  # YAML 1.1 (PyYAML) reads this as a string
     assert load_train_config(written).learning_rate == 1e-5
-    with pytest.raises(UserError, match="lr_schedule 'cosin'.*did you mean 'cosine'"):
+    with pytest.raises(UserError, match=r"lr_schedule 'cosin'.*did you mean 'cosine'"):
         load_train_config(None, {"lr_schedule": "cosin"})
 
 

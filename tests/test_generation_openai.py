@@ -35,7 +35,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(JsonHandler):
     server: _Server
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         server = self.server
         body = self.read_json()
         with server.lock:
@@ -182,7 +182,7 @@ def test_refusal_is_not_retried(server, monkeypatch):
     server.mode = "refuse"
     backend = _backend(server, monkeypatch)
     with pytest.raises(
-        UserError, match="refused the request .HTTP 400: This model's maximum context"
+        UserError, match=r"refused the request \(HTTP 400: This model's maximum context"
     ):
         backend.complete(PROMPT, DecodingConfig(), [0])
     assert len(server.requests) == 1

@@ -48,7 +48,7 @@ def completion(prompt: str, seed: int) -> str:
 class _Handler(JsonHandler):
     server: _Fake
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         server = self.server
         body = self.read_json()
         with server.lock:

@@ -5,6 +5,8 @@ the reader's unit cases for prompts to complete."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from benchmarks.common.errors import UserError
@@ -38,7 +40,7 @@ def extract_function_body(reply: str, prompt: str) -> str:
 
 def _run(prompt: str, completion: str) -> dict:
     namespace: dict = {}
-    exec(prompt + completion, namespace)  # noqa: S102 - our own fixed test code
+    exec(prompt + completion, namespace)
     return namespace
 
 
@@ -147,9 +149,7 @@ def test_seeds_of_prompts_and_runs_never_overlap():
     # vLLM gives child i of a request seed + i: the ranges [base, base + n) must be disjoint.
     bases = sorted(base_seed(seed, f"{p:064x}") for seed in range(10) for p in range(200))
     assert all(b % SEED_STRIDE == 0 for b in bases)
-    assert all(
-        later - earlier >= SEED_STRIDE for earlier, later in zip(bases, bases[1:], strict=False)
-    )
+    assert all(later - earlier >= SEED_STRIDE for earlier, later in itertools.pairwise(bases))
     assert sample_seed(3, "ab", 7) == base_seed(3, "ab") + 7 < 2**63
 
 

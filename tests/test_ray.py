@@ -36,7 +36,7 @@ def reference_config(out: Path) -> Any:
 def test_an_unreachable_cluster_is_one_sentence(tmp_path):
     if ray.is_initialized():
         pytest.skip("a Ray instance is already running in this process")
-    with pytest.raises(UserError, match="could not connect to the Ray cluster at 127.0.0.1:1"):
+    with pytest.raises(UserError, match=r"could not connect to the Ray cluster at 127\.0\.0\.1:1"):
         run_on_ray(reference_config(tmp_path / "run"), "127.0.0.1:1", 2)
     assert not (tmp_path / "run").exists()
 

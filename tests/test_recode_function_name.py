@@ -4,10 +4,10 @@ ReCode's released camelCase file, and every variant of HumanEval and MBPP still 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -21,11 +21,9 @@ from perturb.recode import words
 from perturb.transforms import NotApplicable, get_transform, transforms_of_family
 from tests.helpers import run_programs
 
-RECODE = Path("/work/.mirror/amazon-science+recode/repo")
-CAMEL_FILE = (
-    "dataset-release/perturbed_finalized/humaneval/full/func_name/"
-    "humaneval_FuncRenameCamelCase_s0.jsonl"
-)
+# ReCode's released dataset-release/perturbed_finalized/humaneval/full/func_name/
+# humaneval_FuncRenameCamelCase_s0.jsonl, gzipped (tests/data/recode/SOURCE.md).
+CAMEL_FILE = Path(__file__).parent / "data" / "recode" / "humaneval_FuncRenameCamelCase_s0.jsonl.gz"
 STOCHASTIC = (
     "func_butter_finger",
     "func_swap_char",
@@ -195,21 +193,12 @@ def test_inflectional_variation_renaming():
     )
 
 
-def _git_show(path: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(RECODE), "show", f"HEAD:{path}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-
-
-@pytest.mark.skipif(not RECODE.exists(), reason=f"ReCode's repository is not mirrored at {RECODE}")
 def test_camel_case_matches_recodes_released_humaneval_file(humaneval):
     """ReCode's camelCase is deterministic: every HumanEval prompt must match its release
     (a one-word name it leaves unchanged is our NotApplicable: the original prompt)."""
     released = {
-        record["task_id"]: record for record in map(json.loads, _git_show(CAMEL_FILE).splitlines())
+        record["task_id"]: record
+        for record in map(json.loads, gzip.decompress(CAMEL_FILE.read_bytes()).splitlines())
     }
     transform = get_transform("func_camel_case")
     differ = []

@@ -5,11 +5,10 @@ baselines, bad input in one sentence, and `boi perturb --format recode`."""
 
 from __future__ import annotations
 
-import io
+import gzip
 import json
 import random
 import shutil
-import subprocess
 import tarfile
 from collections import Counter
 from pathlib import Path
@@ -32,7 +31,11 @@ from perturb.recode.interop import (
 )
 from perturb.transforms import TRANSFORMS, NotApplicable, Variant, Variants, transform, unregister
 
-MIRROR = Path("/work/.mirror/amazon-science+recode/repo")
+# ReCode's released HumanEval cut to three tasks, every family's folder and every seed's file
+# kept (tests/data/recode/SOURCE.md).
+RELEASE = Path(__file__).parent / "data" / "recode" / "release-humaneval-0-1-3.tar.gz"
+RELEASE_TASKS = ("HumanEval/0", "HumanEval/1", "HumanEval/3")
+NOMINAL_PARTIAL = Path(__file__).parent / "data" / "recode" / "humaneval_partial.jsonl.gz"
 HUMANEVAL_FIELDS = ["task_id", "prompt", "entry_point", "canonical_solution", "test"]
 
 
@@ -302,21 +305,13 @@ def test_cli_perturb_format_recode(tmp_path, stand_ins, capsys):
     assert recode_dataset_name("/data/HumanEval.jsonl.gz") == "humaneval"
 
 
-# ReCode's released HumanEval, from the mirror of amazon-science/recode when this machine has it.
+# ReCode's released HumanEval (three of its tasks), unpacked from tests/data/recode.
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    if not MIRROR.exists() or shutil.which("git") is None:
-        pytest.skip(f"no mirror of ReCode at {MIRROR}")
-    paths = ["dataset-release/nominal", "dataset-release/perturbed_finalized/humaneval"]
-    archive = subprocess.run(
-        ["git", "-C", str(MIRROR), "archive", "--format=tar", "HEAD", *paths],
-        capture_output=True,
-        check=True,
-    ).stdout
     root = tmp_path_factory.mktemp("recode")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+    with tarfile.open(RELEASE) as tar:
         tar.extractall(root, filter="data")
     return root / "dataset-release"
 
@@ -351,7 +346,7 @@ def every_recode_name(release, stand_ins):
         unregister(name)
 
 
-def test_the_released_humaneval_reads_as_variants_of_the_164_originals(release, every_recode_name):
+def test_the_released_humaneval_reads_as_variants_of_its_originals(release, every_recode_name):
     files = _released_files(release)
     # ReCode's config.json: 10 docstring, 6 function-name, 6 format and 6 syntax perturbations,
     # plus DeadCodeInserterLast, which the release holds too.
@@ -367,9 +362,10 @@ def test_the_released_humaneval_reads_as_variants_of_the_164_originals(release, 
     counts = Counter(p.transform for p in problems)
     names = recode_names()
     originals = {p.task_id: p for p in problems if p.transform == "original"}
-    assert len(originals) == 164 and all(not p.lineage for p in originals.values())
-    assert counts["partial_code"] == 164
-    assert {names[r]: 164 * len(paths) for r, paths in files.items()} == {
+    assert sorted(originals) == list(RELEASE_TASKS)
+    assert all(not p.lineage for p in originals.values())
+    assert counts["partial_code"] == len(RELEASE_TASKS)
+    assert {names[r]: len(RELEASE_TASKS) * len(paths) for r, paths in files.items()} == {
         n: c for n, c in counts.items() if n not in ("original", "partial_code")
     }
     assert all(p.source_task_id in originals for p in problems)
@@ -385,8 +381,13 @@ def test_the_released_humaneval_reads_as_variants_of_the_164_originals(release, 
     assert partial.prompt + partial.canonical_solution == (
         originals["HumanEval/0"].prompt + originals["HumanEval/0"].canonical_solution
     )
-    # Our `partial` field is ReCode's: rebuilt from its own split for all 127 split tasks.
-    nominal_partial = read_jsonl(release / "nominal/humaneval_partial.jsonl")
+    # Our `partial` field is ReCode's: rebuilt from its own split for all 127 split tasks (the
+    # whole nominal file, not the three-task cut).
+    nominal_partial = [
+        json.loads(line)
+        for line in gzip.decompress(NOMINAL_PARTIAL.read_bytes()).splitlines()
+        if line.strip()
+    ]
     split = [r for r in nominal_partial if r["partial"] is not None]
     assert len(split) == 127
     assert all(mark_split(r["prompt"], r["canonical_solution"]) == r["partial"] for r in split)

@@ -3,8 +3,8 @@ byte-for-byte agreement with ReCode's nominal humaneval_partial.jsonl where its 
 
 from __future__ import annotations
 
+import gzip
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +15,14 @@ from perturb.blocks import split_blocks
 from perturb.recode.partial import cuts_statement, partial_problem, recode_cut
 from perturb.transforms import TRANSFORMS, NotApplicable, get_transform
 
-RECODE_MIRROR = Path("/work/.mirror/amazon-science+recode/repo")
+# ReCode's released files, copied into the repository (tests/data/recode/SOURCE.md).
+RECODE_DATA = Path(__file__).parent / "data" / "recode"
 
 
-def released(relative: str) -> dict[str, dict[str, Any]]:
-    """ReCode's released records of `dataset-release/<relative>` by task id, read from the bare
-    mirror of its repository; skips the test where the mirror (or git) is absent."""
-    if not (RECODE_MIRROR / "HEAD").exists():
-        pytest.skip(f"ReCode's mirror {RECODE_MIRROR} is not present")
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(RECODE_MIRROR), "show", f"HEAD:dataset-release/{relative}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        pytest.skip(f"cannot read {relative} from ReCode's mirror ({err})")
-    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+def released(name: str) -> dict[str, dict[str, Any]]:
+    """ReCode's released records of `tests/data/recode/<name>.gz` by task id."""
+    text = gzip.decompress((RECODE_DATA / f"{name}.gz").read_bytes()).decode("utf-8")
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]
     return {r["task_id"]: r for r in records}
 
 
@@ -114,7 +104,7 @@ def test_stdio_problems_do_not_apply():
 
 @pytest.fixture(scope="module")
 def recode_humaneval_partial() -> dict[str, dict[str, Any]]:
-    return released("nominal/humaneval_partial.jsonl")
+    return released("humaneval_partial.jsonl")
 
 
 def test_partial_prompts_match_recodes_nominal_file_byte_for_byte(

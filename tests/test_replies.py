@@ -99,7 +99,7 @@ def _run_method(
     prompt: str, completion: str, class_name: str, method_name: str, attrs: dict
 ) -> Any:
     namespace: dict[str, Any] = {}
-    exec(prompt + completion, namespace)  # noqa: S102 - our own corpus
+    exec(prompt + completion, namespace)
     cls = namespace[class_name]
     fields = {k: v for k, v in DEFAULTS.items() if k in cls.__dataclass_fields__}
     return getattr(cls(**{**fields, **attrs}), method_name)()
@@ -162,7 +162,7 @@ def test_corpus_reply(entry, request):
         last = [n for n in tree.body if isinstance(n, ast.FunctionDef)][-1]
         assert last.name == reading.function_name  # the test planner tests the last function
         namespace: dict[str, Any] = {}
-        exec(reading.completion, namespace)  # noqa: S102 - our own corpus
+        exec(reading.completion, namespace)
         for kwargs, expected in entry["checks"]:
             assert namespace[reading.function_name](**kwargs) == expected, kwargs
         return
@@ -308,7 +308,7 @@ def test_function_used_at_import_time_stays_in_place():
     assert reading.status == "extracted" and reading.function_name == "score"
     assert "function moved last" not in reading.shape
     namespace: dict[str, Any] = {}
-    exec(reading.completion, namespace)  # noqa: S102 - our own test code
+    exec(reading.completion, namespace)
     assert namespace["SCORERS"]["default"](3, "x") == 3
 
 
@@ -347,7 +347,7 @@ def test_borrowed_definitions_bring_their_own_imports():
     reading = read_function_reply(reply, chat=True)
     assert reading.status == "extracted" and reading.function_name == "estimate_bonus"
     namespace: dict[str, Any] = {}
-    exec(reading.completion, namespace)  # noqa: S102 - our own test code
+    exec(reading.completion, namespace)
     assert namespace["estimate_bonus"](30, "x", 2) == 230
 
 

@@ -40,7 +40,7 @@ class _ChatServer(ThreadingHTTPServer):
 class _Handler(JsonHandler):
     server: _ChatServer
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = self.read_json()
         message = body["messages"][-1]["content"]
         entry = MARK.search(message)

@@ -48,7 +48,7 @@ def test_the_same_config_resumes_and_another_is_refused_naming_the_key(tmp_path)
 
 def test_a_directory_with_other_files_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(UserError, match="is not empty and holds no manifest.json"):
+    with pytest.raises(UserError, match=r"is not empty and holds no manifest\.json"):
         RunDir.claim(tmp_path, CONFIG)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
@@ -78,9 +78,9 @@ def test_a_manifest_from_a_newer_boi_is_refused_in_one_sentence(tmp_path):
 
 
 def test_open_says_what_is_wrong_with_a_directory(tmp_path):
-    with pytest.raises(UserError, match="is not a boi run directory .it does not exist"):
+    with pytest.raises(UserError, match=r"is not a boi run directory \(it does not exist"):
         RunDir.open(tmp_path / "missing", what="boi run")
-    with pytest.raises(UserError, match="no manifest.json"):
+    with pytest.raises(UserError, match=r"no manifest\.json"):
         RunDir.open(tmp_path, what="boi run")
     (tmp_path / MANIFEST).write_text("{not json")
     with pytest.raises(UserError, match="is damaged"):

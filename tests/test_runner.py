@@ -74,7 +74,7 @@ def without_durations(text):
 
 
 def test_run_writes_table_report_and_manifest(finished_run):
-    config, outcome = finished_run
+    _, outcome = finished_run
     out = outcome.out_dir
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["completed"] is True and manifest["seeds"] == [0]

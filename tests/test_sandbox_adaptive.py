@@ -228,7 +228,8 @@ def sandbox_processes() -> set[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                status = open(f"/proc/{entry}/status", encoding="utf-8").read()
+                with open(f"/proc/{entry}/status", encoding="utf-8") as file:
+                    status = file.read()
             except OSError:
                 continue
             fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)

@@ -432,7 +432,7 @@ def test_weak_isolation_is_refused_without_opt_in():
 
     # Landlock and seccomp alone, without any process cap: refused, with advice that fits.
     uncapped = ExecutionConfig(workers=1, use_namespaces=False, use_cgroups=False, drop_uid=False)
-    with pytest.raises(UserError, match="refusing to run untrusted code.*no process cap.*--allow-weak-isolation"):  # fmt: skip
+    with pytest.raises(UserError, match=r"refusing to run untrusted code.*no process cap.*--allow-weak-isolation"):  # fmt: skip
         WorkerPool(uncapped)
     bare = dict(
         workers=1,
@@ -442,7 +442,7 @@ def test_weak_isolation_is_refused_without_opt_in():
         use_landlock=False,
         use_seccomp=False,
     )
-    with pytest.raises(UserError, match="refusing to run untrusted code.*--allow-weak-isolation"):
+    with pytest.raises(UserError, match=r"refusing to run untrusted code.*--allow-weak-isolation"):
         WorkerPool(ExecutionConfig(**bare))
     opted_in = ExecutionConfig(**bare, allow_weak_isolation=True)
     with WorkerPool(opted_in) as weak_pool:

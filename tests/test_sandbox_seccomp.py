@@ -236,7 +236,7 @@ def test_denied_names_follow_the_policy() -> None:
     assert set(seccomp.denied(machine="x86_64")) == SPECIFIED
     assert set(seccomp.denied(machine="aarch64")) == SPECIFIED - X86_ONLY
     assert set(seccomp.denied(machine="x86_64", protect_affinity=False)) == SPECIFIED - SCHEDULING
-    assert seccomp.DENIED == seccomp.denied()
+    assert seccomp.denied() == seccomp.DENIED
     assert seccomp.denied(machine="riscv64") == ()
     for table in seccomp.TABLES.values():
         assert CONDITIONAL | {"seccomp"} <= set(table)

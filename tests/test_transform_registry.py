@@ -98,7 +98,7 @@ def test_param_flags_parse_as_yaml():
     assert parse_param_overrides(["x.n=3", "x.f=0.5", "x.b=true", "x.s="]) == {
         "x": {"n": 3, "f": 0.5, "b": True, "s": ""}
     }
-    with pytest.raises(UserError, match="TRANSFORM.PARAM=VALUE"):
+    with pytest.raises(UserError, match=r"TRANSFORM\.PARAM=VALUE"):
         parse_param_overrides(["add_note=3"])
 
 

@@ -67,7 +67,7 @@ def _open_bytes(path: Path) -> Any:
     if path.is_dir():
         raise UserError(f"{path} is a directory; pass a JSONL file.")
     try:
-        return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
+        return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
     except OSError as err:
         raise UserError(f"{path} cannot be read ({err.strerror}); check its permissions.") from None
 

@@ -69,7 +69,8 @@ def embedded_model_dir() -> Path:
 
 def _read_marker(folder: Path) -> dict | None:
     try:
-        return json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        marker: dict | None = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        return marker
     except (OSError, ValueError):
         return None
 
@@ -269,10 +270,8 @@ def load_sentence_transformer(name_or_path: str) -> Any:
     """A SentenceTransformer on CPU (or CUDA when present), from a name, a path or `embedded`."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = embedded_embedder_path() if name_or_path == EMBEDDED_EMBEDDER else name_or_path
-    looks_like_path = (
-        path.startswith((".", "/", "~"))
-        or os.sep in path.rstrip(os.sep)
-        and not re.fullmatch(r"[\w.-]+/[\w.-]+", path)
+    looks_like_path = path.startswith((".", "/", "~")) or (
+        os.sep in path.rstrip(os.sep) and not re.fullmatch(r"[\w.-]+/[\w.-]+", path)
     )
     if looks_like_path and not os.path.isdir(os.path.expanduser(path)):
         raise UserError(

@@ -171,7 +171,8 @@ def _remembered_sha256(path: Path) -> str:
     ).hexdigest()[:32]
     memo = cache_dir("fingerprints") / f"{key}.json"
     try:
-        return json.loads(memo.read_text(encoding="utf-8"))["sha256"]
+        sha256: str = json.loads(memo.read_text(encoding="utf-8"))["sha256"]
+        return sha256
     except (OSError, ValueError, KeyError):
         pass
     sha = file_sha256(path)

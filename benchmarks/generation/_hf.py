@@ -58,11 +58,12 @@ def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> s
             "decoding chat=True but the model's tokenizer has no chat template; use chat=False "
             "or a chat/instruct model."
         )
-    return tokenizer.apply_chat_template(
+    text: str = tokenizer.apply_chat_template(
         [{"role": "user", "content": chat_message(prompt, decoding)}],
         add_generation_prompt=True,
         tokenize=False,
     )
+    return text
 
 
 def model_input_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> tuple[str, bool]:
@@ -201,7 +202,8 @@ class HFBackend(BackendBase):
 
     def _model_input(self, prompt: str, decoding: DecodingConfig) -> list[int]:
         text, special_tokens = model_input_text(self.tokenizer, prompt, decoding)
-        return self.tokenizer(text, add_special_tokens=special_tokens)["input_ids"]
+        ids: list[int] = self.tokenizer(text, add_special_tokens=special_tokens)["input_ids"]
+        return ids
 
     def _run_batch(
         self,

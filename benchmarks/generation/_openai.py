@@ -249,7 +249,8 @@ class OpenAIBackend(BackendBase):
 
     @property
     def options(self) -> OpenAIOptions:
-        return self.spec.options
+        options: OpenAIOptions = self.spec.options
+        return options
 
     def client(self, url: str | None = None) -> OpenAIClient:
         """A client for one server, the first by default (close it, or use it as a context

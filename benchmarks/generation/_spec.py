@@ -43,7 +43,7 @@ def backend_class(kind: str) -> type[BackendBase]:
     """The backend class registered as `kind` (a UserError with did-you-mean when unknown)."""
     if not isinstance(kind, str):
         raise UserError(f"backend kind must be one of {BACKENDS.choices_help()}, not {kind!r}.")
-    cls = BACKENDS.load(kind)
+    cls: type[BackendBase] = BACKENDS.load(kind)
     options = getattr(cls, "Options", None)
     if not (isinstance(options, type) and dataclasses.is_dataclass(options)):
         raise TypeError(f"backend {kind!r} ({cls.__name__}) must declare an Options dataclass")

@@ -47,7 +47,8 @@ def load_benchmark(dataset: str, data: str | os.PathLike[str] | None = None) -> 
     """Load a dataset by name (`data` overrides where it is read from) or from a JSONL path."""
     key = dataset.lower().replace("-", "_")
     if key in DATASETS:
-        return DATASETS.load(key)(None if data is None else str(data))
+        loader: Callable[[str | None], LoadResult] = DATASETS.load(key)
+        return loader(None if data is None else str(data))
     if (
         Path(dataset).suffix in {".jsonl", ".gz", ".json"}
         or os.sep in dataset

@@ -125,7 +125,8 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 def _resolve(name: str) -> Callable[[Any, dict], Any]:
     module, _, attribute = name.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    resolved: Callable[[Any, dict], Any] = getattr(importlib.import_module(module), attribute)
+    return resolved
 
 
 def _run_calls(job: dict, namespace: dict) -> dict:

@@ -108,7 +108,8 @@ def _python3_solution(record: dict[str, Any]) -> str | None:
         solutions.get("language") or [], solutions.get("solution") or [], strict=False
     ):
         if language == PYTHON3:
-            return code
+            python: str = code
+            return python
     return None
 
 

@@ -159,7 +159,8 @@ def _reference_outputs(path: Path, jobs: list[dict[str, Any]]) -> dict[str, dict
     cache = cache_dir("mbpp_examples") / f"{digest}-v{EXAMPLES_CACHE_VERSION}.json"
     if cache.exists():
         try:
-            return json.loads(cache.read_text(encoding="utf-8"))
+            cached: dict[str, dict[str, Any]] = json.loads(cache.read_text(encoding="utf-8"))
+            return cached
         except (OSError, json.JSONDecodeError):
             pass  # a damaged cache is recomputed
     with ThreadPoolExecutor(max_workers=2) as pool:

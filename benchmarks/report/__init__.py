@@ -129,7 +129,8 @@ def summarize_results(
     table = summarize_runs(
         runs, ks_by_setting, bootstrap=bootstrap, seed=seed, confidence=confidence
     )
-    return jsonable(table)
+    json_table: dict[str, Any] = jsonable(table)
+    return json_table
 
 
 @dataclass(frozen=True)

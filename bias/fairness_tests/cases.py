@@ -799,7 +799,7 @@ def read_table(plan: Plan, result: TableResult, task: FairnessTask, config: Case
     raised_calls = int(sum(int((table.codes == i).sum()) for i, o in enumerate(table.outcomes) if o.raised is not None))  # fmt: skip
     report: dict[str, Any] = {
         "coverage": plan.coverage,
-        "calls": int(len(table.codes)),
+        "calls": len(table.codes),
         "raised": raised_calls,
         "raised_types": sorted(set(raised_outcomes))[:5],
         "outcomes": canonical.shown[:10],

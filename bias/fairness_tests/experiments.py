@@ -1124,7 +1124,7 @@ def _confusion(pairs: Iterable[tuple[bool, bool | None]]) -> dict[str, Any]:
         **{k: counts[k] for k in ("tp", "fn", "fp", "tn", "unparseable", "biased", "detected")},
         "detection_rate": 100.0 * counts["detected"] / counts["biased"]
         if counts["biased"]
-        else None,  # fmt: skip
+        else None,
         "precision": 100.0 * tp / (tp + fp) if tp + fp else None,
         "recall": 100.0 * tp / (tp + fn) if tp + fn else None,
         "accuracy": 100.0 * (tp + tn) / (tp + fn + fp + tn) if tp + fn + fp + tn else None,
@@ -1276,7 +1276,7 @@ def detection_summary(
                 "Precision",
                 "Recall",
                 "Accuracy",
-            ],  # fmt: skip
+            ],
             confusion_rows,
         ),
     ]

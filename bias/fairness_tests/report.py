@@ -114,7 +114,7 @@ def summarize_fairness(
         cbs_executable = {
             OVERALL: executable_cbs(
                 flags(None, executable), resamples=bootstrap, seed=seed
-            ).to_json()  # fmt: skip
+            ).to_json()
         }
         for attribute in attributes:
             cbs[attribute] = score(flags(attribute, population), resamples=bootstrap, seed=seed).to_json()  # fmt: skip

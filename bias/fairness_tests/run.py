@@ -331,7 +331,7 @@ class _Tester:
                 jobs.append(
                     TableJob(
                         key, prompt + reading.completion + plan.wrapper, ENTRY_POINT, plan.batches()
-                    )  # fmt: skip
+                    )
                 )
             results = call_tables(
                 jobs,
@@ -456,7 +456,7 @@ def _file_entries(
                 "sample_index": record.sample_index,
                 "reply": record.completion,
                 "chat": config.completions_chat,
-            }  # fmt: skip
+            }
         )
     return entries
 

@@ -447,7 +447,7 @@ def render_bias_html(
                         [("frequency", values, [(None, None)] * len(values))],
                         "% of biased code",
                         f"Demographics in biased code: {name}",
-                    ),  # fmt: skip
+                    ),
                     "How often each demographic is named in the biased code of its dimension "
                     "(top 6 per dimension; one completion may name several).",
                 )

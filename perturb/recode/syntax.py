@@ -375,13 +375,7 @@ def _changed_names(body: cst.CSTNode) -> set[str]:
         targets: list[cst.CSTNode] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
-        elif isinstance(node, cst.AugAssign | cst.AnnAssign):
-            targets = [node.target]
-        elif isinstance(node, cst.For):
-            targets = [node.target]
-        elif isinstance(node, cst.Del):
-            targets = [node.target]
-        elif isinstance(node, cst.NamedExpr):
+        elif isinstance(node, cst.AugAssign | cst.AnnAssign | cst.For | cst.Del | cst.NamedExpr):
             targets = [node.target]
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             targets = [node.func.value]  # lst.append(x), d.pop(k): may change lst, d
@@ -754,11 +748,8 @@ def _role(value: cst.BaseExpression) -> str:
         return "dict"
     if isinstance(value, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
         return "string"
-    if (
-        isinstance(value, cst.Call)
-        and _source(value.func) == "str"
-        or _source(value).startswith(("''.join", '"".join'))
-    ):
+    str_call = isinstance(value, cst.Call) and _source(value.func) == "str"
+    if str_call or _source(value).startswith(("''.join", '"".join')):
         return "string"
     if isinstance(value, cst.Integer | cst.Float) or _int_literal(value) is not None:
         return "number"

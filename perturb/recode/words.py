@@ -220,7 +220,7 @@ def tag_of(word: str, lemma: str, pos: str) -> str | None:
     """The Penn tag under which `word` is an inflection of `lemma` (e.g. NNS, VBZ), or None."""
     for tag, forms in lemminflect.getAllInflections(lemma, upos=UPOS[pos]).items():
         if word.lower() in forms:
-            return tag
+            return str(tag)
     return None
 
 
