@@ -1,17 +1,23 @@
-"""How well the droppable-keyword pipeline agrees with a careful annotator.
+"""How well the droppable-keyword pipeline agrees with careful annotators.
 
 A labelled set (`tests/data/keyword_labels/labels.jsonl`, rules in its RULES.md) lists, per
 problem, the description words a person marks droppable by the paper's definition. Words are
 compared per problem, lower-cased: a droppable bigram counts as its two words. Each label row
 carries the SHA-256 of the keyword-block text it was made on, so a splitter change that would
 silently invalidate labels is refused instead.
+
+A set annotated twice, independently (`dev_annotator_a.jsonl` / `dev_annotator_b.jsonl`), is
+scored against both annotators at once, never against one (`two_annotator_quality`): their
+agreement (F1 of one against the other), the *consensus recall* (the share of the words both
+chose that the pipeline picks) and the *precision against the union* (the share of the picked
+words that at least one of them chose).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +26,7 @@ from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from perturb.blocks import split_blocks
-from perturb.keywords import Embedder, KeywordConfig, analyze_keywords
+from perturb.keywords import Embedder, KeywordAnalysis, KeywordConfig, analyze_keywords
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,14 @@ def predicted_words(keywords: Sequence[str]) -> frozenset[str]:
     return frozenset(word.lower() for keyword in keywords for word in keyword.split())
 
 
+def label_words(row: Mapping[str, Any]) -> frozenset[str]:
+    """A label row's droppable words, lower-cased: items are `{"word": ...}` objects (RULES.md)
+    or plain strings (the two-annotator development set)."""
+    return frozenset(
+        (item if isinstance(item, str) else item["word"]).lower() for item in row["droppable"]
+    )
+
+
 def keyword_quality(
     problems: Sequence[Problem],
     labels: Mapping[str, Mapping[str, Any]],
@@ -151,18 +165,25 @@ def keyword_quality(
 ) -> KeywordQuality:
     """The pipeline's droppable words per problem against the labels."""
     analyses = analyze_keywords(problems, config, embedder)
-    rows = []
-    for problem, analysis in zip(problems, analyses, strict=True):
-        label = labels[problem.task_id]
-        rows.append(
+    return scored_against_labels(labels, droppable_by_task(analyses))
+
+
+def scored_against_labels(
+    labels: Mapping[str, Mapping[str, Any]], predicted: Mapping[str, Sequence[str]]
+) -> KeywordQuality:
+    """Droppable keywords per task id (a phrase counts as its words) against one label set; a
+    labelled problem missing from `predicted` counts as no words picked."""
+    return KeywordQuality(
+        tuple(
             ProblemQuality(
-                task_id=problem.task_id,
+                task_id=task_id,
                 dataset=label["dataset"],
-                gold=frozenset(item["word"].lower() for item in label["droppable"]),
-                predicted=predicted_words([d.keyword for d in analysis.droppable]),
+                gold=label_words(label),
+                predicted=predicted_words(predicted.get(task_id, ())),
             )
+            for task_id, label in labels.items()
         )
-    return KeywordQuality(tuple(rows))
+    )
 
 
 def format_quality_table(quality: KeywordQuality) -> str:
@@ -177,5 +198,162 @@ def format_quality_table(quality: KeywordQuality) -> str:
             f"| {dataset or 'all'} | {len(rows)} | {s.true_positives + s.false_negatives} | "
             f"{s.true_positives + s.false_positives} | {s.precision:.2f} | {s.recall:.2f} | "
             f"{s.f1:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class TwoAnnotatorProblem:
+    """One problem of a set annotated twice: each annotator's words and the pipeline's."""
+
+    task_id: str
+    dataset: str
+    first: frozenset[str]
+    second: frozenset[str]
+    predicted: frozenset[str]
+
+    @property
+    def consensus(self) -> frozenset[str]:
+        return self.first & self.second
+
+    @property
+    def union(self) -> frozenset[str]:
+        return self.first | self.second
+
+    @property
+    def missed(self) -> frozenset[str]:
+        """Consensus words the pipeline does not pick."""
+        return self.consensus - self.predicted
+
+    @property
+    def unsupported(self) -> frozenset[str]:
+        """Picked words neither annotator chose."""
+        return self.predicted - self.union
+
+
+@dataclass(frozen=True)
+class TwoAnnotatorScores:
+    problems: int
+    first_words: int
+    second_words: int
+    agreed_words: int
+    consensus_found: int
+    predicted_words: int
+    predicted_in_union: int
+
+    @property
+    def agreement(self) -> float:
+        """Pairwise F1 of the annotators (micro over the problems' words)."""
+        total = self.first_words + self.second_words
+        return 2 * self.agreed_words / total if total else 0.0
+
+    @property
+    def consensus_recall(self) -> float:
+        return self.consensus_found / self.agreed_words if self.agreed_words else 0.0
+
+    @property
+    def precision_vs_union(self) -> float:
+        return self.predicted_in_union / self.predicted_words if self.predicted_words else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "problems": self.problems,
+            "words_first": self.first_words,
+            "words_second": self.second_words,
+            "words_both": self.agreed_words,
+            "agreement_f1": round(self.agreement, 4),
+            "predicted": self.predicted_words,
+            "consensus_found": self.consensus_found,
+            "predicted_in_union": self.predicted_in_union,
+            "consensus_recall": round(self.consensus_recall, 4),
+            "precision_vs_union": round(self.precision_vs_union, 4),
+        }
+
+
+@dataclass(frozen=True)
+class TwoAnnotatorQuality:
+    problems: tuple[TwoAnnotatorProblem, ...]
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.dataset for p in self.problems))
+
+    def scores(self, dataset: str | None = None) -> TwoAnnotatorScores:
+        """Micro-averaged over the problems of `dataset` (all when None)."""
+        rows = [p for p in self.problems if dataset is None or p.dataset == dataset]
+        return TwoAnnotatorScores(
+            problems=len(rows),
+            first_words=sum(len(p.first) for p in rows),
+            second_words=sum(len(p.second) for p in rows),
+            agreed_words=sum(len(p.consensus) for p in rows),
+            consensus_found=sum(len(p.consensus & p.predicted) for p in rows),
+            predicted_words=sum(len(p.predicted) for p in rows),
+            predicted_in_union=sum(len(p.predicted & p.union) for p in rows),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "per_dataset": {d: self.scores(d).to_json() for d in self.datasets},
+            "all": self.scores().to_json(),
+            "problems": [
+                {
+                    "task_id": p.task_id,
+                    "first": sorted(p.first),
+                    "second": sorted(p.second),
+                    "predicted": sorted(p.predicted),
+                    "missed": sorted(p.missed),
+                    "unsupported": sorted(p.unsupported),
+                }
+                for p in self.problems
+            ],
+        }
+
+
+def two_annotator_quality(
+    first: Mapping[str, Mapping[str, Any]],
+    second: Mapping[str, Mapping[str, Any]],
+    predicted: Mapping[str, Sequence[str]],
+) -> TwoAnnotatorQuality:
+    """Two independent label sets of the same problems against the pipeline's droppable
+    keywords per task id (`predicted`; a phrase counts as its words). The sets must cover the
+    same problems; a problem the pipeline did not analyse counts as no words picked."""
+    if set(first) != set(second):
+        only = sorted(set(first) ^ set(second))
+        raise UserError(
+            f"the two annotations do not cover the same problems ({', '.join(only[:5])} "
+            "in one only); score a set annotated twice."
+        )
+    return TwoAnnotatorQuality(
+        tuple(
+            TwoAnnotatorProblem(
+                task_id=task_id,
+                dataset=row["dataset"],
+                first=label_words(row),
+                second=label_words(second[task_id]),
+                predicted=predicted_words(predicted.get(task_id, ())),
+            )
+            for task_id, row in first.items()
+        )
+    )
+
+
+def droppable_by_task(analyses: Iterable[KeywordAnalysis]) -> dict[str, list[str]]:
+    """The droppable words per task id (each keyword's words and merged forms), as
+    `two_annotator_quality` and `scored_against_labels` take them."""
+    return {a.task_id: [w for d in a.droppable for w in d.words] for a in analyses}
+
+
+def format_two_annotator_table(quality: TwoAnnotatorQuality) -> str:
+    lines = [
+        "| dataset | problems | words A / B / both | agreement F1 | picked words | "
+        "consensus recall | precision vs union |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset in (*quality.datasets, None):
+        s = quality.scores(dataset)
+        lines.append(
+            f"| {dataset or 'all'} | {s.problems} | {s.first_words} / {s.second_words} / "
+            f"{s.agreed_words} | {s.agreement:.3f} | {s.predicted_words} | "
+            f"{s.consensus_recall:.3f} | {s.precision_vs_union:.3f} |"
         )
     return "\n".join(lines)

@@ -24,9 +24,10 @@ and calls KeyBERT once with precomputed embeddings.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
@@ -49,8 +50,46 @@ TYPE_KEYWORDS: dict[str, str] = {
     "boolean": "bool", "bool": "bool", "booleans": "bool", "true": "bool", "false": "bool",
     "none": "none",
     "set": "set", "sets": "set",
-    "numbers": "number", "numeric": "number",
+    "number": "number", "numbers": "number", "numeric": "number",
+    # The shape of the data, where the examples show it (the kind of sequence that comes in).
+    "positive": "positive", "negative": "negative", "real": "float",
+    "nested": "nested", "matrix": "nested", "grid": "nested", "dimensional": "nested",
+    "row": "nested", "rows": "nested", "column": "nested", "columns": "nested",
+    "lowercase": "lowercase", "uppercase": "uppercase",
+    "letter": "letters", "letters": "letters", "alphabetic": "letters",
+    "word": "words", "words": "words", "sentence": "spaced", "sentences": "spaced",
+    "space": "spaced", "spaces": "spaced", "whitespace": "spaced", "whitespaces": "spaced",
+    "blank": "spaced", "comma": "comma", "commas": "comma", "separated": "separated",
+    "empty": "empty",
+    "increasing": "ascending", "ascending": "ascending",
+    "decreasing": "descending", "descending": "descending",
 }  # fmt: skip
+"""Words whose information an instance in the signature or the examples carries: the paper's
+type keywords, and words for the shape of the data (sign, nesting, letter case, separators,
+order), whose instance is as plain in an example as a list's brackets."""
+
+
+def _literal(inside: str) -> re.Pattern[str]:
+    """A quoted string literal with `inside` somewhere in it."""
+    return re.compile(rf"'[^'\n]*{inside}[^'\n]*'|\"[^\"\n]*{inside}[^\"\n]*\"")
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def _monotone(evidence: str, descending: bool) -> bool:
+    """Whether a list literal of at least three numbers is in (strictly) that order."""
+    for match in re.finditer(r"\[([^\[\]]*)\]", evidence):
+        items = [item.strip() for item in match.group(1).split(",")]
+        if len(items) < 3 or not all(_NUMBER.fullmatch(item) for item in items):
+            continue
+        values = [float(item) for item in items]
+        pairs = list(itertools.pairwise(values))
+        if all((a > b) if descending else (a < b) for a, b in pairs):
+            return True
+    return False
+
+
 _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "list": re.compile(r"\b[Ll]ist\b|\["),
     "tuple": re.compile(r"\b[Tt]uple\b|\(\s*[^()\s,]+\s*,"),
@@ -62,11 +101,35 @@ _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "set": re.compile(r"\b[Ss]et\b|\{[^{}:]*\}"),
     "none": re.compile(r"\bNone\b|\bOptional\b"),
     "number": re.compile(r"\b(?:int|float)\b|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])"),
+    "positive": re.compile(r"(?<![\w.-])[1-9]\d*(?:\.\d+)?(?![\w.])"),
+    "negative": re.compile(r"(?<![\w.])-\d"),
+    "nested": re.compile(r"\[\s*\[|\(\s*\(|\bList\[List\["),
+    "lowercase": _literal("[a-z]"),
+    "uppercase": _literal("[A-Z]"),
+    "letters": _literal("[A-Za-z]"),
+    "words": _literal("[A-Za-z]{2,}"),
+    "spaced": _literal("[A-Za-z0-9] +[A-Za-z0-9]"),
+    "comma": _literal(","),
+    "separated": _literal("[A-Za-z0-9](?: +|,) *[A-Za-z0-9]"),
+    "empty": re.compile(r"\[\]|\(\)|\{\}|''|\"\"|\bOptional\b"),
 }
+_ORDER_EVIDENCE = {"ascending": False, "descending": True}
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 ARTICLE = re.compile(r"(?:\b(?:the|a|an)\s+)$", re.IGNORECASE)
 ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+")
 QUOTES = "'\"`"
+MAX_DESCRIPTION_CHARS = 20_000
+"""The longest keyword-block text looked at: ten times the longest description of HumanEval,
+MBPP and the CodeContests sample (2,071 characters). A longer one (a 10 MB docstring) is not
+a task statement a person wrote; KeyBERT and the per-occurrence scans grow faster than its
+length, so it is skipped with the reason recorded, never truncated (keywords of a cut text
+would be dropped from a prompt they do not describe)."""
+PROMPT_INSTRUCTIONS = frozenset(
+    {"write", "function", "python", "given", "program", "task", "return", "returns", "check",
+     "checks", "find", "get", "test", "tests"}
+)  # fmt: skip
+"""Words of the instruction every prompt gives: never a hint, even where the function's name
+repeats them (`find_max`, `check_dict_case`, `get_row`)."""
 
 
 @dataclass(frozen=True)
@@ -246,10 +309,13 @@ class KeywordDecision:
     anchor_similarity: float
     droppable: bool
     rule: str
-    """`context`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
+    """`context`, `name`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
     `no_context`, `overlaps_keyword`, `not_a_whole_word` (the n-gram is only part of a word in
     the text, e.g. `negative` in "non-negative" or `max` in `max_element`), `generic_phrase`
-    (every occurrence starts a generic phrase such as "number of")."""
+    (every occurrence starts a generic phrase such as "number of"), `identifier` (the word is
+    code: a parameter's or the function's name as written, `xs`, `lst`, or a function the
+    description calls, `ord(`), `same_word` (an inflection or a stemming fragment of a
+    higher-ranked droppable keyword, merged into it: see `forms`)."""
     context_token: str | None = None
     context_similarity: float | None = None
     occurrences: tuple[Occurrence, ...] = ()
@@ -257,6 +323,16 @@ class KeywordDecision:
     needs_name: bool = False
     """Droppable only because the function's name recovers it (`median` in `median(l)`):
     Anonymize removes that evidence, so the chains that also anonymize keep such a keyword."""
+    forms: tuple[str, ...] = ()
+    """Other surface forms of the same word merged into this keyword (`groups` with `group`,
+    `sorted` with `sorting`): one pick per word, whose occurrences are all of them."""
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The lower-cased words a drop removes: the keyword's, then its merged forms."""
+        return tuple(
+            dict.fromkeys(w.lower() for text in (self.keyword, *self.forms) for w in text.split())
+        )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -280,6 +356,7 @@ class KeywordAnalysis:
             "task_id": self.task_id,
             "skipped": self.skipped,
             "droppable": [d.keyword for d in self.droppable],
+            "droppable_words": list(dict.fromkeys(w for d in self.droppable for w in d.words)),
             "decisions": [d.to_json() for d in self.decisions],
         }
 
@@ -292,6 +369,15 @@ class _Doc:
     context_tokens: list[str] = field(default_factory=list)
     name_free_tokens: list[str] = field(default_factory=list)
     """The context tokens that remain once the function's name is gone (as after Anonymize)."""
+    function_pieces: tuple[str, ...] = ()
+    """The lower-cased parts of the function's name (`max`, `element` of `max_element`)."""
+    parameter_pieces: tuple[str, ...] = ()
+    """The lower-cased parameter names and their parts (`test_tup1`, `test`, `tup1`)."""
+    context_vectors: np.ndarray | None = None
+    """`context_tokens` embedded, once per problem (every decision compares with them)."""
+    identifiers: frozenset[str] = frozenset()
+    """Whole identifiers a description may write as code: the function's and the parameters'
+    names, and names the description calls (`ord` in "ord('a')")."""
 
     @property
     def identifier_words(self) -> set[str]:
@@ -380,6 +466,82 @@ def _singular(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """Porter's stem: a word and its inflections share it (`palindromes`, `palindrome`)."""
+    return str(_stemmer().stem(word.lower()))
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_english(word: str) -> bool:
+    """Whether `word` is an English word (lemminflect's tables know a lemma for it) or a type
+    keyword; `xs`, `lst`, `arr`, `ord` are not."""
+    import lemminflect
+
+    word = word.lower()
+    return word in TYPE_KEYWORDS or bool(lemminflect.getAllLemmas(word))
+
+
+def _signature_pieces(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...], set[str]]:
+    """The function's name parts, the parameters' names and parts, and the whole identifiers
+    (function and parameter names) of the name block."""
+    import ast
+
+    name = problem.block("name")
+    entry = problem.entry_point or ""
+    params: list[str] = []
+    if name is not None:
+        try:
+            tree = ast.parse(name.text.strip() + "\n    pass\n")
+        except SyntaxError:
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.arg):
+                params.append(node.arg)
+    identifiers = {entry.lower(), *(p.lower() for p in params)} - {""}
+    return tuple(_words(entry)), tuple(w for p in params for w in _words(p)), identifiers
+
+
+# A piece of the signature recovers a description word when it is the word, shares its stem
+# (`palindrome` / `palindromes`, `concatenate` / `concatenation`) or abbreviates it: its
+# letters, at least three, start the word (`max` / `maximum`, `incr` / `incremented`,
+# `paren` / `parentheses`, `fib4` / `fibonacci`, `tup1` / `tuple`).
+MIN_ABBREVIATION = 3
+
+
+def _recovers(piece: str, word: str) -> bool:
+    if piece == word or _stem(piece) == _stem(word):
+        return True
+    letters = re.match(r"[a-z]*", piece)
+    prefix = letters.group() if letters else ""
+    return len(prefix) >= MIN_ABBREVIATION and len(word) > len(prefix) and word.startswith(prefix)
+
+
+def _name_evidence(doc: _Doc, word: str) -> str | None:
+    """`parameter` or `function` when a piece of the signature recovers `word` (a parameter
+    first: it survives Anonymize), else None."""
+    word = word.lower()
+    if any(_recovers(piece, word) for piece in doc.parameter_pieces):
+        return "parameter"
+    if any(_recovers(piece, word) for piece in doc.function_pieces):
+        return "function"
+    return None
+
+
+def _is_identifier(doc: _Doc, word: str) -> bool:
+    """A word of the description that is code: an identifier of the signature, or a function
+    the description calls, as written and not an English word (`xs`, `lst`, `arr`, `ord`)."""
+    word = word.lower()
+    return word in doc.identifiers and not _is_english(word)
+
+
 def _code_by_definition(doc: _Doc, keyword: str, vocabulary: frozenset[str]) -> bool:
     """Code-related whatever the embedder says: every word is a type keyword (`integers`,
     `None`), part of an identifier of the signature (`mean` in `mean_absolute_deviation`), or
@@ -392,6 +554,7 @@ def _code_by_definition(doc: _Doc, keyword: str, vocabulary: frozenset[str]) -> 
         or w in vocabulary
         or _singular(w) in vocabulary
         or _singular(w) in identifiers
+        or (not doc.problem.is_stdio and _name_evidence(doc, w) is not None)
         for w in keyword.lower().split()
     )
 
@@ -412,6 +575,8 @@ def _type_evidence(problem: Problem, keyword: str) -> bool:
     if type_name is None:
         return False
     evidence = "".join(b.text for b in problem.blocks or () if b.kind in ("name", "examples"))
+    if type_name in _ORDER_EVIDENCE:
+        return _monotone(evidence, _ORDER_EVIDENCE[type_name])
     return bool(_TYPE_EVIDENCE[type_name].search(evidence))
 
 
@@ -421,10 +586,22 @@ def _prepare(problem: Problem, config: KeywordConfig) -> _Doc | str:
     spans = _block_spans(problem, config.keyword_blocks)
     if not spans or "description" in problem.absent_blocks:
         return "the problem has no description block"
+    size = sum(hi - lo for lo, hi in spans)
+    if size > MAX_DESCRIPTION_CHARS:
+        return (
+            f"the description of {problem.task_id} has {size:,} characters, over the "
+            f"{MAX_DESCRIPTION_CHARS:,} keyword extraction reads; no keywords are dropped"
+        )
     text = " ".join(problem.prompt[lo:hi] for lo, hi in spans)
     if not WORD.search(text):
         return "the description has no words"
-    return _Doc(problem, text, spans)
+    doc = _Doc(problem, text, spans)
+    if not problem.is_stdio:
+        function, parameters, identifiers = _signature_pieces(problem)
+        called = {m.lower() for m in re.findall(r"\b([A-Za-z_]\w*)\(", text)}
+        doc.function_pieces, doc.parameter_pieces = function, parameters
+        doc.identifiers = frozenset(identifiers | called)
+    return doc
 
 
 def analyze_keywords(
@@ -444,6 +621,7 @@ def analyze_keywords(
     candidates = _keybert_candidates([d.text for d in docs], config, embedder) if docs else []
     if config.type_rule:
         candidates = [_with_type_keywords(d.text, c) for d, c in zip(docs, candidates, strict=True)]
+    candidates = [_with_name_words(d, c) for d, c in zip(docs, candidates, strict=True)]
     anchors = embedder.embed(list(config.anchors))
 
     results: dict[int, KeywordAnalysis] = {}
@@ -476,7 +654,9 @@ def analyze_keywords(
         decisions = [
             _decide(doc, keyword, score, config, embedder, anchors) for keyword, score in cands
         ]
-        results[id(doc)] = KeywordAnalysis(doc.problem.task_id, tuple(_without_overlaps(decisions)))
+        decisions = _words_not_phrases(doc, decisions, config, embedder, anchors)
+        decisions = _one_pick_per_word(_without_overlaps(decisions))
+        results[id(doc)] = KeywordAnalysis(doc.problem.task_id, tuple(decisions))
     out = []
     for problem, item in zip(problems, prepared, strict=True):
         out.append(
@@ -562,6 +742,33 @@ def _with_type_keywords(text: str, candidates: list[tuple[str, float]]) -> list[
     return candidates + extra
 
 
+def _with_name_words(doc: _Doc, candidates: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """KeyBERT's candidates plus every description word a piece of the signature recovers
+    (`below` in `below_zero`, `even` in `even_odd_count`, `maximum` in `max_element`), stop
+    words included: a hint the name gives is droppable wherever the description repeats it
+    (docs/explanation/blocks-and-keywords.md, "The function's own name"). Closed-class words
+    (`is` in `is_prime`) and the prompt's instructions (`find` in `find_max`) never are."""
+    from perturb.recode.words import CLOSED_CLASS
+
+    if not (doc.function_pieces or doc.parameter_pieces):
+        return candidates
+    seen = {w for keyword, _ in candidates for w in keyword.split()}
+    extra = []
+    for word in re.findall(r"[A-Za-z]+", doc.text):
+        word = word.lower()
+        if (
+            word in seen
+            or len(word) < MIN_ABBREVIATION
+            or word in CLOSED_CLASS
+            or word in PROMPT_INSTRUCTIONS
+        ):
+            continue
+        seen.add(word)
+        if _name_evidence(doc, word) is not None:
+            extra.append((word, 0.0))
+    return candidates + extra
+
+
 def _precomputed_backend() -> Any:
     """A KeyBERT backend that never embeds: every embedding is passed in precomputed."""
     from keybert.backend import BaseEmbedder
@@ -614,13 +821,17 @@ def _decide(
     ]
     if not occurrences:
         return KeywordDecision(**base, droppable=False, rule="generic_phrase")
+    if any(_is_identifier(doc, w) for w in keyword.split()):
+        return KeywordDecision(**base, droppable=False, rule="identifier")
     if anchor_sims[best] < config.code_threshold and not _code_by_definition(
         doc, keyword, code_vocabulary(config.code_vocabulary)
     ):
         return KeywordDecision(**base, droppable=False, rule="code_filter")
     context_token, context_similarity = None, None
     if doc.context_tokens:
-        context = embedder.embed(doc.context_tokens)
+        if doc.context_vectors is None:
+            doc.context_vectors = embedder.embed(doc.context_tokens)
+        context = doc.context_vectors
         # A bigram is only as recoverable as its least recoverable word: "numbers closer" is not
         # recoverable because `numbers` is in the signature.
         parts = keyword.split() if len(keyword.split()) > 1 else [keyword]
@@ -641,16 +852,27 @@ def _decide(
             **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])
         )
     needs_name = False
+    evidence = (
+        [_name_evidence(doc, w) for w in keyword.split()] if not doc.problem.is_stdio else [None]
+    )
     if not config.context_aware:
         rule = "no_filter"
     elif context_similarity is not None and context_similarity > config.context_threshold:
         rule = "context"
         typed = config.type_rule and _type_evidence(doc.problem, keyword)
-        needs_name = not typed and not _recoverable(
-            doc.name_free_tokens, keyword, vector, config, embedder
+        needs_name = (
+            not typed
+            and "parameter" not in evidence
+            and not _recoverable(doc.name_free_tokens, keyword, vector, config, embedder)
         )
     elif config.type_rule and _type_evidence(doc.problem, keyword):
         rule = "type"
+    elif None not in evidence:
+        # A piece of the signature recovers every word (an inflection or an abbreviation the
+        # embedder does not match: `palindromes` in `even_odd_palindrome`, `maximum` in
+        # `max_element`).
+        rule = "name"
+        needs_name = "function" in evidence
     else:
         return KeywordDecision(**found, droppable=False, rule="no_context")
     return KeywordDecision(
@@ -681,14 +903,26 @@ def _recoverable(
     )
 
 
+def _core(occurrence: Occurrence) -> tuple[int, int]:
+    """An occurrence's span without the separating space it takes along."""
+    text = occurrence.text
+    return (
+        occurrence.start + len(text) - len(text.lstrip()),
+        occurrence.end - len(text) + len(text.rstrip()),
+    )
+
+
 def _without_overlaps(decisions: list[KeywordDecision]) -> list[KeywordDecision]:
     """A candidate whose text overlaps a higher-ranked droppable one (a bigram and its word) is
     not droppable on its own: dropping both would remove the same words twice."""
     taken: list[tuple[int, int]] = []
     out = []
     for decision in decisions:
+        # Adjacent words share the space between them ("complex " and " number"): only the
+        # words (with their articles and quotes) must not overlap.
+        cores = [_core(o) for o in decision.occurrences]
         if decision.droppable and any(
-            o.start < hi and lo < o.end for o in decision.occurrences for lo, hi in taken
+            start < hi and lo < end for start, end in cores for lo, hi in taken
         ):
             decision = KeywordDecision(
                 **{
@@ -699,6 +933,78 @@ def _without_overlaps(decisions: list[KeywordDecision]) -> list[KeywordDecision]
                 }
             )
         elif decision.droppable:
-            taken += [(o.start, o.end) for o in decision.occurrences]
+            taken += cores
         out.append(decision)
+    return out
+
+
+def _words_not_phrases(
+    doc: _Doc,
+    decisions: list[KeywordDecision],
+    config: KeywordConfig,
+    embedder: Embedder,
+    anchors: np.ndarray,
+) -> list[KeywordDecision]:
+    """A phrase is droppable only as far as each of its words is: a bigram one of whose words
+    is not droppable on its own (the parameter's name after the noun that describes it, `list
+    xs`; an adjective before the noun that is the hint, `positive integers`) gives way to the
+    word that is, ranked where the phrase was (rule `split_phrase` on the phrase)."""
+    out = []
+    for decision in decisions:
+        words = decision.keyword.split()
+        if len(words) < 2 or not (decision.droppable or decision.rule == "identifier"):
+            out.append(decision)
+            continue
+        singles = [
+            _decide(doc, word, decision.keybert_score, config, embedder, anchors) for word in words
+        ]
+        kept = [single for single in singles if single.droppable]
+        if len(kept) == len(words):
+            out.append(decision)
+            continue
+        out.append(replace(decision, droppable=False, rule="split_phrase", occurrences=()))
+        out += kept
+    return out
+
+
+def _same_word(first: str, second: str) -> bool:
+    """One word in two forms: an inflection (same stem) or a stemming fragment (a non-word of
+    at least three letters that starts the other, `fib` / `fibonacci`)."""
+    a, b = first.lower().split(), second.lower().split()
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        short, long = sorted((x, y), key=len)
+        if _stem(x) == _stem(y):
+            continue
+        if not (
+            len(short) >= MIN_ABBREVIATION and long.startswith(short) and not _is_english(short)
+        ):
+            return False
+    return True
+
+
+def _one_pick_per_word(decisions: list[KeywordDecision]) -> list[KeywordDecision]:
+    """A droppable keyword that is another form of a higher-ranked droppable one (`group` after
+    `groups`) is merged into it: one keyword whose occurrences are both forms', so Drop One
+    drops the hint once, not in two variants (rule `same_word` on the merged one)."""
+    out = list(decisions)
+    picked: list[int] = []
+    for i, decision in enumerate(out):
+        if not decision.droppable:
+            continue
+        target = next((j for j in picked if _same_word(out[j].keyword, decision.keyword)), None)
+        if target is None:
+            picked.append(i)
+            continue
+        first = out[target]
+        out[target] = replace(
+            first,
+            occurrences=tuple(
+                sorted({*first.occurrences, *decision.occurrences}, key=lambda o: o.start)
+            ),
+            forms=(*first.forms, decision.keyword),
+            needs_name=first.needs_name or decision.needs_name,
+        )
+        out[i] = replace(decision, droppable=False, rule="same_word", occurrences=())
     return out

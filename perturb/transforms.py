@@ -489,13 +489,20 @@ def bind_transforms(
 def remove_spans(
     problem: Problem, spans: Sequence[tuple[int, int]], *, sentence_case: bool = False
 ) -> tuple[str, tuple[Block, ...]]:
-    """The prompt and blocks with the given (non-overlapping) character spans removed.
+    """The prompt and blocks with the given character spans removed (overlapping ones as
+    their union: two adjacent keywords may both take the space between them).
 
     Each span must lie inside one block; blocks left empty are dropped. With `sentence_case`,
     a removal that opened a sentence capitalises the word that now opens it ("Integers are
     ..." without `Integers` reads "Are ...", not "are ...").
     """
-    spans = sorted(spans)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    spans = merged
     blocks, offset = [], 0
     for block in problem.blocks or ():
         lo, hi = offset, offset + len(block.text)

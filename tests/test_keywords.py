@@ -218,4 +218,104 @@ def test_keyword_quality_on_the_labelled_sets(embedded, mbpp_path, code_contests
     for name in ("labels", "heldout"):
         problems, rows = labelled_problems(labels / f"{name}.jsonl", data)
         f1[name] = keyword_quality(problems, rows, KeywordConfig(), embedded).scores().f1
-    assert f1["labels"] >= 0.80 and f1["heldout"] >= 0.74, f1
+    # 0.80 / 0.76 before issue 36's rules (words the name or the examples' data shape recover
+    # are droppable now, which these stricter labels leave out more often): 0.76 / 0.74 after.
+    assert f1["labels"] >= 0.75 and f1["heldout"] >= 0.73, f1
+
+
+@pytest.mark.embedded
+def test_two_annotator_dev_set(embedded, humaneval, mbpp_path):
+    """The defaults against the development set annotated twice, independently, by the paper's
+    definition only (tests/data/keyword_labels/DEV.md; docs/explanation/blocks-and-keywords.md,
+    "Keyword quality"): the share of the words both annotators chose that the pipeline picks
+    (consensus recall) and the share of its picks at least one chose (precision against the
+    union), per dataset. 0.873 / 0.878 on HumanEval, 0.900 / 0.934 on MBPP when pinned."""
+    from pathlib import Path
+
+    from perturb.keyword_quality import droppable_by_task, labelled_problems, two_annotator_quality
+
+    labels = Path(__file__).parent / "data" / "keyword_labels"
+    problems, first = labelled_problems(labels / "dev_annotator_a.jsonl", {"mbpp": mbpp_path})
+    _, second = labelled_problems(labels / "dev_annotator_b.jsonl", {"mbpp": mbpp_path})
+    predicted = droppable_by_task(analyze_keywords(problems, KeywordConfig(), embedded))
+    quality = two_annotator_quality(first, second, predicted)
+    he, mb = quality.scores("humaneval"), quality.scores("mbpp")
+    assert (he.problems, mb.problems) == (40, 20)
+    assert round(he.agreement, 3) == 0.892 and round(mb.agreement, 3) == 0.930
+    assert he.consensus_recall >= 0.86 and he.precision_vs_union >= 0.86, he.to_json()
+    assert mb.consensus_recall >= 0.88 and mb.precision_vs_union >= 0.92, mb.to_json()
+
+
+def test_two_annotator_scores_count_words_per_problem():
+    from perturb.keyword_quality import two_annotator_quality
+
+    first = {"T/1": {"dataset": "d", "droppable": ["list", "Sorted"]}}
+    second = {"T/1": {"dataset": "d", "droppable": [{"word": "list"}, {"word": "integers"}]}}
+    quality = two_annotator_quality(first, second, {"T/1": ["sorted list", "xs"]})
+    s = quality.scores("d")
+    assert s.agreement == 0.5  # one word of two each
+    assert s.consensus_recall == 1.0  # `list`, as a word of the phrase
+    assert s.precision_vs_union == 2 / 3  # `xs` neither chose
+    with pytest.raises(UserError, match="same problems"):
+        two_annotator_quality(first, {}, {})
+
+
+def test_a_huge_description_is_skipped_fast_and_named():
+    """Issue 34: a 10 MB docstring used to keep extraction busy for ever."""
+    import time
+
+    from perturb.keywords import MAX_DESCRIPTION_CHARS
+
+    huge = problem(
+        'def f(xs: list):\n    """' + "sort the list " * 800_000 + '"""\n', task_id="T/huge"
+    )
+    fine = problem('def g(xs: list):\n    """Return the list reversed, the list."""\n', "g")
+    start = time.perf_counter()
+    analyses = analyze_keywords([huge, fine], KeywordConfig(code_threshold=0.3), tiny_embedder())
+    assert time.perf_counter() - start < 5
+    assert "T/huge" in analyses[0].skipped and f"{MAX_DESCRIPTION_CHARS:,}" in analyses[0].skipped
+    assert not analyses[0].decisions and analyses[1].droppable
+
+
+def test_identifiers_are_code_and_phrases_give_way_to_their_word():
+    """`xs` names the parameter (code, never a keyword); `list xs` becomes `list`."""
+    p = problem(
+        'def f(xs: list) -> list:\n    """Reverse the list xs.\n    >>> f([1, 2])\n    [2, 1]\n    """\n'
+    )
+    config = KeywordConfig(code_threshold=0.3, context_threshold=0.9)
+    (analysis,) = analyze_keywords([p], config, tiny_embedder())
+    decisions = by_keyword(analysis)
+    assert decisions["xs"].rule == "identifier" and not decisions["xs"].droppable
+    assert decisions["list xs"].rule == "split_phrase" and not decisions["list xs"].droppable
+    assert [d.keyword for d in analysis.droppable] == ["list"]
+
+
+def test_the_name_recovers_abbreviations_and_inflections_and_each_word_is_picked_once():
+    """`maximum` is what `max` abbreviates, `elements` an inflection of `element`: the name
+    recovers both (Anon chains keep them: `needs_name`); `element` and `elements` are one
+    keyword, whose occurrences are both forms'."""
+    p = problem(
+        'def max_element(l: list):\n    """Return the maximum of the elements. An element is '
+        'a value.\n    >>> max_element([1, 2])\n    2\n    """\n',
+        "max_element",
+    )
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.99, type_rule=False)
+    (analysis,) = analyze_keywords([p], config, tiny_embedder())
+    decisions = by_keyword(analysis)
+    assert decisions["maximum"].rule == "name" and decisions["maximum"].needs_name
+    merged = [d for d in analysis.droppable if "element" in d.words]
+    assert len(merged) == 1 and set(merged[0].words) == {"element", "elements"}
+    assert len(merged[0].occurrences) == 2
+
+
+def test_data_shape_words_need_an_instance_in_the_examples():
+    p = problem(
+        'def f(s: str) -> list:\n    """Split the lowercase words on commas.\n'
+        "    >>> f('a,b c')\n    ['a', 'b c']\n    \"\"\"\n"
+    )
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.99)
+    decisions = by_keyword(analyze_keywords([p], config, tiny_embedder())[0])
+    assert decisions["commas"].rule == "type" and decisions["lowercase"].rule == "type"
+    q = problem('def f(s: str) -> int:\n    """Count the commas.\n    >>> f(3)\n    0\n    """\n')
+    decisions = by_keyword(analyze_keywords([q], config, tiny_embedder())[0])
+    assert decisions["commas"].rule == "no_context"
