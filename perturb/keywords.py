@@ -36,6 +36,7 @@ import numpy as np
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import EMBEDDED_EMBEDDER, load_sentence_transformer
 from benchmarks.problem import Problem
+from perturb.words import CLOSED_CLASS
 
 # Types a description may name, and how an instance of each shows in a signature or an example.
 TYPE_KEYWORDS: dict[str, str] = {
@@ -748,8 +749,6 @@ def _with_name_words(doc: _Doc, candidates: list[tuple[str, float]]) -> list[tup
     words included: a hint the name gives is droppable wherever the description repeats it
     (docs/explanation/blocks-and-keywords.md, "The function's own name"). Closed-class words
     (`is` in `is_prime`) and the prompt's instructions (`find` in `find_max`) never are."""
-    from perturb.recode.words import CLOSED_CLASS
-
     if not (doc.function_pieces or doc.parameter_pieces):
         return candidates
     seen = {w for keyword, _ in candidates for w in keyword.split()}

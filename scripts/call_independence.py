@@ -1,6 +1,6 @@
 """Which tests call the candidate with inputs that depend on its earlier answers?
 
-The sandbox runs every assert to the end (`benchmarks/execution/_zygote.py`,
+The sandbox runs every assert to the end (`benchmarks/execution/_tests_side.py`,
 `_compile_every_assert`), so that whether a call comes does not tell a candidate whether its
 last answer held. That makes the calls independent of the answers wherever the tests' own
 inputs are: this script finds the tests where they are not. For each problem it runs the tests
@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.execution._zygote import _FAILED_NAME, _compile_every_assert  # noqa: E402
+from benchmarks.execution._tests_side import _FAILED_NAME, _compile_every_assert  # noqa: E402
 from benchmarks.loaders import load_benchmark  # noqa: E402
 
 

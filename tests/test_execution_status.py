@@ -197,10 +197,14 @@ def _wire_statuses(path: Path) -> set[str]:
     return found
 
 
+# The worker's modules (standard library only, loaded by the zygote from their files).
+WORKER_MODULES = ("_zygote.py", "_spawner.py", "_candidate.py", "_tests_side.py", "_wire.py")
+
+
 def test_the_worker_speaks_only_status_values():
     """The zygote imports only the standard library, so it writes statuses as plain strings;
     every one must be a `Status` value, or `execute_samples` would stop on it."""
-    written = _wire_statuses(EXECUTION / "_zygote.py")
+    written = set().union(*(_wire_statuses(EXECUTION / name) for name in WORKER_MODULES))
     assert {"passed", "failed", "timed out", "error"} <= written
     assert written <= {s.value for s in Status}
     assert _wire_statuses(EXECUTION / "_pool.py") <= {s.value for s in Status}

@@ -426,8 +426,8 @@ sys.modules["_zygote"] = zygote
 spec.loader.exec_module(zygote)
 def _cannot_run(*args, **kwargs):
     os._exit(72)
-zygote._serve_candidate = _cannot_run
-zygote._run_sample = _cannot_run
+zygote._candidate.serve_candidate = _cannot_run
+zygote._candidate.run_sample = _cannot_run
 zygote.main()
 """
 

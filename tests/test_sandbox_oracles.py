@@ -3,7 +3,7 @@ order of their calls, or carry what they learnt to a later sample of the same ta
 
 Two defences are checked, each by the attack it stops:
 
-- every assert runs to the end (`_zygote._compile_every_assert`, HumanEval+'s
+- every assert runs to the end (`_tests_side._compile_every_assert`, HumanEval+'s
   `_plus_check_all`, stdin/stdout tests past a wrong answer), so whether a candidate's next call
   comes does not depend on whether its last answer held;
 - no state one sample can write and a later one read: where the worker can, each sample gets

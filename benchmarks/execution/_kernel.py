@@ -1,0 +1,93 @@
+"""The kernel calls the sandbox worker makes through ctypes (mount, unshare, setns, prctl), and
+their constants: shared by the set-up (`_zygote.py`), the spawner (`_spawner.py`) and the tests
+side (`_tests_side.py`).
+
+Standard library only, loaded by the zygote from its file (see `_zygote._load_sibling`), like
+every module of the worker: a sample sees a plain interpreter and cannot import the harness.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
+MS_NOATIME = 0x400
+MS_NODIRATIME = 0x800
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+MS_RELATIME = 0x200000
+MS_STRICTATIME = 0x1000000
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_char_p,
+]
+libc.unshare.argtypes = [ctypes.c_int]
+libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+libc.prctl.argtypes = [
+    ctypes.c_int,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+]
+
+
+def check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    check(
+        libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def set_name(name: bytes) -> None:
+    """The process's name in ps and top (one word per role: boi-spawner, boi-jobs, ...)."""
+    buffer = ctypes.create_string_buffer(name[:15])
+    libc.prctl(PR_SET_NAME, ctypes.addressof(buffer), 0, 0, 0)
+
+
+def prctl(option: int, arg: int) -> None:
+    check(libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

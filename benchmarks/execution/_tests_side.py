@@ -1,0 +1,372 @@
+"""The tests' side of separated judging: the trusted code that calls the candidate by proxy.
+
+The worker's tests process (`TestsProcess`, `boi-tests`) runs the prompt's prefix, the tests and
+`check(proxy)` run after run. Each call of the proxy crosses to the candidate's process as plain
+data (PLAIN_RULE) on a pipe and its reply comes back the same way, decoded into fresh built-in
+objects; the tests process alone receives the nonce and writes the verdict. It runs no generated
+code. The tests are compiled so that every assert runs to the end (`_compile_every_assert`):
+the calls a candidate receives must not tell it whether its answers were right.
+
+Standard library only, loaded by the zygote from its file (see `_zygote._load_sibling`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import signal
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if __package__:  # imported as benchmarks.execution._tests_side (the tests); in the worker, the
+    from . import _kernel, _wire  # zygote hands this module its siblings as it loads it by path
+if TYPE_CHECKING:
+    from ._zygote import ScratchGuard, Zygote
+
+# The tests process's end of its control socket (jobs in, verdicts out).
+TESTS_CONTROL_FD = 3
+
+
+class CandidateError(Exception):
+    """Raised in the tests for an exception of the candidate's that is not a built-in one."""
+
+
+class _Violation(BaseException):
+    """The candidate broke the protocol. A BaseException, so that a test's `except Exception:`
+    cannot swallow it; the verdict records it even if a bare `except:` does."""
+
+
+# Exceptions that steer the tests' own control flow rather than report an error: a candidate
+# raising StopIteration would end `all(map(candidate, ...))` early, as if every value passed.
+_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
+
+
+def _exception_type(name: str) -> type[Exception]:
+    """The built-in exception class called `name`, else CandidateError."""
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, _CONTROL_FLOW):
+        return cls
+    return CandidateError
+
+
+def _make_proxy(
+    entry_point: str,
+    classes: dict[str, type],
+    violations: list[str],
+    calls_fd: int,
+    replies_fd: int,
+) -> object:
+    """The function the tests call: each call crosses to the candidate's process and back
+    (calls written to `calls_fd`, replies read from `replies_fd`)."""
+    names = frozenset(classes)
+    calls = _wire.Channel(calls_fd, plain=True)
+    replies = _wire.Channel(replies_fd, plain=True)
+
+    def violation(reason: str) -> _Violation:
+        violations.append(reason[: _wire.MAX_REASON])
+        return _Violation(violations[0])
+
+    def candidate(*args: object, **kwargs: object) -> object:
+        if violations:
+            raise _Violation(violations[0])
+        try:
+            message = {
+                "args": _wire.encode_plain(list(args), names),
+                "kwargs": _wire.encode_plain(dict(kwargs), names),
+            }
+        except _wire.NotPlain as err:
+            # The tests, not the candidate, passed something that cannot cross (a callback).
+            raise TypeError(
+                f"an argument of type {err} cannot cross to the candidate ({_wire.PLAIN_RULE}); "
+                "judge this problem with separate_candidate: false"
+            ) from None
+        try:
+            calls.send(message)
+            reply = replies.receive(max_containers=_wire.MAX_REPLY_CONTAINERS)
+        except (EOFError, OSError):
+            raise violation("the candidate's process ended during a call") from None
+        except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
+            raise violation(
+                f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
+            ) from None
+        if type(reply) is not dict:
+            raise violation("the candidate sent a malformed reply")
+        if "error" in reply:
+            raise violation(str(reply["error"]))
+        if "raise" in reply:
+            raise _candidate_exception(reply)
+        try:
+            result = _wire.decode_plain(reply["ok"], classes)
+            for original, after in zip(args, reply.get("args") or [], strict=False):
+                _write_back(original, after, classes)
+            changed = reply.get("kwargs") or {}
+            for key, original in kwargs.items():
+                _write_back(original, changed.get(key), classes)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+            raise violation(
+                f"the candidate sent a malformed reply ({type(err).__name__})"
+            ) from None
+        return result
+
+    candidate.__name__ = candidate.__qualname__ = entry_point
+    return candidate
+
+
+def _candidate_exception(reply: dict) -> Exception:
+    """The exception to raise in the tests for the candidate's: same built-in type, same args
+    where they are plain data, else the message."""
+    cls = _exception_type(str(reply["raise"]))
+    message = str(reply.get("message", ""))
+    if cls is CandidateError:
+        return CandidateError(f"{reply['raise']}: {message}" if message else str(reply["raise"]))
+    try:
+        args = _wire.decode_plain(reply.get("args"), {})
+        return cls(*args) if type(args) is list else cls(message)
+    except Exception:
+        return cls(message)
+
+
+def _write_back(original: object, after: object, classes: dict[str, type]) -> None:
+    """Apply the candidate's changes to a mutable argument in place (calls pass copies)."""
+    if after is None:
+        return
+    value = _wire.decode_plain(after, classes)
+    if type(original) is list and type(value) is list:
+        original[:] = value
+    elif type(original) is dict and type(value) is dict:
+        original.clear()
+        original.update(value)
+    elif type(original) is set and type(value) is set:
+        original.clear()
+        original.update(value)
+    else:
+        raise ValueError("an argument changed type")
+
+
+class TestsProcess:
+    """The jobs process's handle on the worker's tests process.
+
+    Separated judging runs the trusted side (the prompt's prefix, the tests, `check`) in one
+    long-lived process per worker instead of a fresh fork per run: a fork, an exit and the
+    page copies in between cost more than most HumanEval tests take. That process runs no
+    generated code: it sees the candidate only as plain data (PLAIN_RULE), decoded into fresh
+    built-in objects, and the candidate cannot reach it (another uid, not dumpable, no ptrace
+    or process_vm_* under the seccomp filter, signals scoped by Landlock). Every run gets a
+    fresh namespace, the random module's state and recursion limit of the process's start, and
+    an emptied working directory; a run that ends without a verdict (timeout, crash, limit)
+    retires the process, and the next run starts a new one.
+    """
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.status: int | None = None  # its wait status, once reaped
+
+    @classmethod
+    def start(cls, zygote: Zygote) -> TestsProcess:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        home = zygote._tests_dir()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                zygote._become_sample(
+                    home,
+                    zygote.devnull,
+                    zygote.devnull,
+                    (theirs.detach(),),
+                    None,  # a CPU rlimit would add up over runs: the wall deadline bounds it
+                    # Under a uid of their own (root), or the worker's while the candidate sits
+                    # in a nested user namespace (no root). Out of the sample's cgroups: a
+                    # candidate that exhausts the process or memory cap cannot make the tests
+                    # fail in its place.
+                    zygote.report["tests_uid"],
+                    bool(zygote.report["pid_namespace"]),
+                    join_cgroups=False,
+                )
+                # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same
+                # uid (set after any uid change, which resets it).
+                _kernel.prctl(_kernel.PR_SET_DUMPABLE, 0)
+                # A candidate that hangs up must show as such, not as a SIGPIPE death.
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+                _kernel.set_name(b"boi-tests")
+                _serve_tests(TESTS_CONTROL_FD)
+            finally:
+                os._exit(70)
+        theirs.close()
+        ours.setblocking(False)
+        return cls(pid, ours)
+
+    def alive(self) -> bool:
+        if self.status is None and os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
+            self.status = 0  # it ended between runs (nothing was judged by it)
+        return self.status is None
+
+    def start_job(self, job: dict, nonce: bytes, fds: tuple[int, int]) -> None:
+        """Hand it one run: the tests, the nonce and its ends of the calls and replies pipes.
+        A process that cannot take it is found out by `verdict`."""
+        message = {
+            "prefix": job["prefix"],
+            "test": job["test"],
+            "entry_point": job["entry_point"],
+            "prefix_classes": list(job.get("prefix_classes", ())),
+            "nonce": nonce.hex(),
+        }
+        try:
+            socket.send_fds(self.sock, [b"J"], list(fds))
+            # Taken at once by a process that waits for its next run; the bound is for one
+            # that does not. (Not a plain channel: the tests are benchmark text, not bounded by
+            # the calls' MAX_MESSAGE.)
+            _wire.Channel(self.sock.fileno()).send(message, time.monotonic() + 10.0)
+        except (OSError, TimeoutError):
+            pass
+
+    def verdict(self, deadline: float, guard: ScratchGuard | None) -> tuple[bytes | None, bool]:
+        """(the run's verdict, False), or (None, timed out) when the deadline passes, the
+        scratch guard trips or the process ends first."""
+        channel = _wire.Channel(self.sock.fileno())
+        try:
+            return channel.receive_frame(_wire.MAX_VERDICT, deadline, guard), False
+        except TimeoutError:
+            return None, guard is None or not guard.tripped
+        except (EOFError, OSError):
+            return None, False
+
+    def stop(self) -> int:
+        """Kill it (if it still runs) and return its wait status."""
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.status = os.waitpid(self.pid, 0)[1]
+        self.sock.close()
+        return self.status
+
+
+def _serve_tests(control: int) -> None:
+    """The tests process: run after run, read the tests, the nonce and the two pipe ends from
+    `control`, run them against the candidate by proxy and write the verdict back."""
+    import random
+
+    sock = socket.socket(fileno=control)
+    channel = _wire.Channel(control)
+    random_state = random.getstate()
+    recursion_limit = sys.getrecursionlimit()
+    home = os.getcwd()
+    finished: list[int] = []  # the last run's pipe ends, closed once its candidate is dead
+    while True:
+        try:
+            marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
+        except OSError:
+            os._exit(0)
+        for fd in finished:
+            os.close(fd)
+        finished = []
+        if not marker or len(fds) != 2:
+            os._exit(0)  # the jobs process is gone (or sent something it never sends)
+        try:
+            job = channel.receive()
+        except EOFError:
+            os._exit(0)
+        # What a fresh process would start from: the tests of one run must not see another's.
+        random.setstate(random_state)
+        sys.setrecursionlimit(recursion_limit)
+        os.chdir(home)
+        verdict = _run_tests(job, *fds)
+        # Kept open until the next run comes, by when the jobs process has killed this run's
+        # candidate: it never sees its calls end (an end it could time, or tell from an
+        # early one), it is killed while waiting for the next.
+        finished = fds
+        if verdict == b"P":
+            verdict = _wire.pass_token(bytes.fromhex(job["nonce"])) + b"P"
+        try:
+            channel.send_frame(verdict)
+        except OSError:
+            os._exit(0)
+
+
+def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
+    """One run of the tests: the prompt's prefix and the tests, calling the candidate by proxy.
+    Returns b"P" when they held, else b"F" and the reason."""
+    namespace: dict = {}
+    violations: list[str] = []
+    verdict = b"P"
+    try:
+        exec(compile(job["prefix"], "<prompt>", "exec"), namespace)
+        classes = {
+            name: namespace[name]
+            for name in job.get("prefix_classes", ())
+            if isinstance(namespace.get(name), type)
+        }
+        proxy = _make_proxy(job["entry_point"], classes, violations, calls_fd, replies_fd)
+        # Bound before the tests run: MBPP tests of a function called `check` capture it as a
+        # default argument while their own `check` is defined.
+        namespace[job["entry_point"]] = proxy
+        failures: list[BaseException] = []
+        namespace[_FAILED_NAME] = failures.append
+        exec(_compile_every_assert(job["test"]), namespace)
+        namespace["check"](proxy)
+        if failures:
+            raise failures[0]
+    except BaseException as err:
+        verdict = b"F" + _wire.reason(err)
+        if isinstance(err, _Violation):
+            verdict = b""  # reported as the violation itself, below
+    if violations and (verdict == b"P" or not verdict):
+        # A violation can never pass. Tests that caught it and failed with their own reason
+        # keep that reason (a fairness test names the input the candidate died on).
+        verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[: _wire.MAX_REASON]
+    namespace.clear()  # the run's objects go now, not whenever a collection finds the cycles
+    return verdict
+
+
+# The name the rewritten tests call with each failed assert (see _compile_every_assert).
+_FAILED_NAME = "__boi_assert_failed__"
+_ERROR_NAME = "__boi_assert_error__"
+
+
+class _EveryAssert(ast.NodeTransformer):
+    """`assert X` -> `try: assert X` / `except Exception as e: failed(e)`; and with a message,
+    `assert X, M` -> the same around `if X: M` / `else: raise AssertionError(M)`.
+
+    Why the message too: HumanEval's tests often call the candidate again in it
+    (`assert candidate(1) == True, str(candidate(1))`), which Python evaluates only when the
+    assert fails, so that an extra call would tell the candidate it was wrong. Evaluated
+    whether or not the assert holds (its value dropped, and what it raises ignored, when it
+    holds), the message costs the same calls either way."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        load = ast.Load()
+        checked: ast.stmt = node
+        if node.msg is not None:
+            message_anyway = ast.Try(
+                [ast.Expr(node.msg)],
+                [ast.ExceptHandler(ast.Name("Exception", load), None, [ast.Pass()])],
+                [],
+                [],
+            )
+            fail = ast.Raise(ast.Call(ast.Name("AssertionError", load), [node.msg], []), None)
+            checked = ast.If(node.test, [message_anyway], [fail])
+        record = ast.Expr(ast.Call(ast.Name(_FAILED_NAME, load), [ast.Name(_ERROR_NAME, load)], []))
+        handler = ast.ExceptHandler(ast.Name("Exception", load), _ERROR_NAME, [record])
+        return ast.copy_location(ast.Try([checked], [handler], [], []), node)
+
+
+def _compile_every_assert(test: str) -> Any:
+    """The tests, compiled so that a failed assert is recorded and the tests go on.
+
+    Why: a test that stops at its first failed assert tells the candidate, by whether its next
+    call comes, whether its last answer was right; a candidate that remembers that (in any
+    state a later sample can read) learns a task's answers without computing them. With every
+    assert run, the calls a candidate receives do not depend on its answers wherever the tests'
+    inputs do not (the docs list the tests whose later inputs depend on earlier outputs). The
+    verdict is the same: the first failure, with its own exception, once the tests have ended.
+    A candidate's own exception inside an assert is a failure of that assert like any other;
+    `_Violation` (a BaseException: the candidate died or sent garbage) still ends the tests.
+    """
+    tree = ast.fix_missing_locations(_EveryAssert().visit(ast.parse(test, "<tests>")))
+    return compile(tree, "<tests>", "exec")

@@ -1,0 +1,401 @@
+"""The wire: what crosses between the harness and a sandbox worker, and between a candidate and
+its tests, and the one channel type every such crossing uses.
+
+Standard library only. The worker (`_zygote.py`, run as `python -I`) and its other siblings load
+this file by path (see `_zygote._load_sibling`); the harness (`_pool.py`, `_tables.py`) and the
+other packages import it as `benchmarks.execution._wire`. It is the only module of the worker
+they import: the rest of the worker is internal to the sandbox.
+
+What it holds:
+
+- `Channel`: one end of a pipe or a stream socket carrying length-prefixed messages (a 4-byte
+  big-endian length, then that many bytes: JSON, or a verdict's raw bytes), read and written
+  whole, blocking or before a deadline, each message bounded where the other side is not
+  trusted. Two kinds: the worker's own channels (the harness's jobs and results, the tests
+  process's control socket, a candidate's first message: its program), and the plain-data
+  channels between a candidate and the tests (`plain=True`: every message at most MAX_MESSAGE
+  bytes, its values by PLAIN_RULE, NaN refused by the encoder).
+- The plain-data codec (`encode_plain`, `decode_plain`, PLAIN_RULE): the only values that cross
+  between the candidate and the tests, decoded into fresh built-in objects.
+- The verdict: the pass token a passing run writes (`pass_token`), the bounds on a verdict and
+  on a failure's reason.
+- `same_output`: the contest comparison of a stdin/stdout program's output, applied by the
+  worker to each test's output and by the analysis that replays it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import hashlib
+import io
+import json
+import os
+import select
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+NONCE_BYTES = 16
+MAX_REASON = 2000
+MAX_MESSAGE = 64 * 2**20
+# The most lists and objects one reply of the candidate may hold (see Channel.receive): far
+# above any benchmark's outputs (HumanEval+'s expected outputs hold at most 25, HumanEval/87's;
+# its million-number lists are one), far below what takes the tests' side a second to decode.
+MAX_REPLY_CONTAINERS = 200_000
+PLAIN_RULE = "boi-plain/1"
+# The most a verdict can hold: the pass token, or "F" and the reason.
+MAX_VERDICT = NONCE_BYTES + MAX_REASON + 64
+# Without a size-capped tmpfs (no mount namespace), the jobs process checks the scratch space
+# this often while a sample runs.
+GUARD_SECONDS = 0.05
+
+_HEADER = struct.Struct(">I")
+
+
+# --------------------------------------------------------------------------- the channel
+
+
+class Channel:
+    """One end of a pipe or a stream socket that carries length-prefixed messages.
+
+    Without a deadline every call blocks; with one, the descriptor is switched to non-blocking
+    (and left so) and the call raises TimeoutError when the deadline passes, however slowly the
+    other side reads or writes. A channel that ends early raises EOFError. `plain` channels
+    carry the calls and replies between a candidate and the tests: a message is at most
+    MAX_MESSAGE bytes both ways, and, received without a deadline, it is read as one message of
+    an alternating exchange (see `receive`)."""
+
+    def __init__(self, fd: int, plain: bool = False) -> None:
+        self.fd = fd
+        self.plain = plain
+
+    # ---- bytes ---------------------------------------------------------------------------
+
+    def write(self, data: bytes, deadline: float | None = None) -> None:
+        """Write all of `data` (no framing); with a `deadline`, before it (TimeoutError)."""
+        fd, view = self.fd, memoryview(data)
+        if deadline is None:
+            while view:
+                view = view[os.write(fd, view) :]
+            return
+        os.set_blocking(fd, False)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            _, writable, _ = select.select([], [fd], [], left)
+            if writable:
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    continue
+
+    def read(
+        self, size: int, deadline: float | None = None, guard: Callable[[], bool] | None = None
+    ) -> bytes:
+        """Exactly `size` bytes (EOFError when the writer is gone first); with a `deadline`,
+        before it (TimeoutError). With a `guard`, polled every GUARD_SECONDS, TimeoutError also
+        when it says stop."""
+        fd = self.fd
+        buf = io.BytesIO()
+        if deadline is None:
+            while buf.tell() < size:
+                chunk = os.read(fd, size - buf.tell())
+                if not chunk:
+                    raise EOFError("the other side closed the channel")
+                buf.write(chunk)
+            return buf.getvalue()
+        os.set_blocking(fd, False)
+        while buf.tell() < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            step = left if guard is None else min(left, GUARD_SECONDS)
+            readable, _, _ = select.select([fd], [], [], step)
+            if not readable:
+                if guard is not None and guard():
+                    raise TimeoutError
+                continue
+            try:
+                chunk = os.read(fd, min(1 << 20, size - buf.tell()))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise EOFError("the other side closed the channel")
+            buf.write(chunk)
+        return buf.getvalue()
+
+    def read_to_end(self, limit: int) -> bytes:
+        """Everything until the writer closes its end, at most `limit` bytes; then closes ours."""
+        fd = self.fd
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(65536, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        os.close(fd)
+        return b"".join(chunks)
+
+    # ---- framed messages -----------------------------------------------------------------
+
+    def send_frame(self, data: bytes, deadline: float | None = None) -> None:
+        """One message of raw bytes: its length, then the bytes."""
+        self.write(_HEADER.pack(len(data)) + data, deadline)
+
+    def receive_frame(
+        self, limit: int, deadline: float | None = None, guard: Callable[[], bool] | None = None
+    ) -> bytes | None:
+        """One message of raw bytes, or None when it announces more than `limit` bytes (then
+        left unread)."""
+        size = _HEADER.unpack(self.read(4, deadline, guard))[0]
+        if size > limit:
+            return None
+        return self.read(size, deadline, guard)
+
+    def send(self, obj: object, deadline: float | None = None) -> None:
+        """One JSON message. On a plain channel NaN is refused (the codec writes it as data)
+        and a message over MAX_MESSAGE bytes raises NotPlain."""
+        data = json.dumps(obj, allow_nan=not self.plain).encode("utf-8", "surrogatepass")
+        if self.plain and len(data) > MAX_MESSAGE:
+            raise NotPlain(f"a message of {len(data)} bytes (more than {MAX_MESSAGE})")
+        self.send_frame(data, deadline)
+
+    def receive(self, deadline: float | None = None, max_containers: int | None = None) -> Any:
+        """One JSON message (EOFError when the channel ends first).
+
+        `max_containers` bounds the lists and objects it may hold (counted on the raw text, an
+        upper bound, before any parsing): decoding costs per container, so a reply of a million
+        one-element lists would keep the trusted side busy for seconds, and turn the
+        candidate's failure into a timeout."""
+        if deadline is None and self.plain:
+            body = self._receive_alternating()
+        else:
+            size = _HEADER.unpack(self.read(4, deadline))[0]
+            if self.plain and size > MAX_MESSAGE:
+                raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+            body = self.read(size, deadline)
+        if max_containers is not None and body.count(b"[") + body.count(b"{") > max_containers:
+            raise ValueError(f"a message of more than {max_containers} lists and objects")
+        return json.loads(body.decode("utf-8", "surrogatepass"))
+
+    def _receive_alternating(self) -> bytes:
+        """The body of one message of an exchange where calls and replies alternate, so that
+        nothing follows it in the pipe: one read usually brings all of it; a second read only
+        for messages larger than the first chunk. More data than it announced is an error."""
+        first = os.read(self.fd, 65536)
+        if not first:
+            raise EOFError("the other side closed the channel")
+        if len(first) < 4:
+            first += self.read(4 - len(first))
+        size = _HEADER.unpack(first[:4])[0]
+        if size > MAX_MESSAGE:
+            raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+        body = first[4:]
+        if len(body) < size:
+            try:
+                body += self.read(size - len(body))
+            except EOFError:
+                raise EOFError("the other side closed the channel mid-message") from None
+        elif len(body) > size:
+            raise ValueError("more data than the message announced")
+        return body
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+def pass_token(nonce: bytes) -> bytes:
+    """What a passing run writes: a digest of the nonce, so echoing bytes read back is no pass."""
+    return hashlib.sha256(b"boi verdict: passed\0" + nonce).digest()
+
+
+def reason(err: BaseException) -> bytes:
+    """A failure's reason as a verdict carries it: "Type: message", at most MAX_REASON bytes."""
+    try:
+        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    except BaseException:
+        text = type(err).__name__
+    return text.encode("utf-8", "backslashreplace")[:MAX_REASON]
+
+
+# --------------------------------------------------------------------------- plain data
+
+
+class NotPlain(TypeError):
+    """A value that cannot cross between the candidate and the tests (PLAIN_RULE)."""
+
+
+# Built-in classes cross by name (`candidate(values, int)`), rebuilt from `builtins`.
+_BUILTIN_TYPES = {
+    name: cls
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and not issubclass(cls, BaseException)
+}
+_INF = float("inf")
+_SPECIAL_FLOATS = {"nan": float("nan"), "inf": _INF, "-inf": -_INF}
+_BIG_INT = 2**63
+
+
+def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object:
+    """`value` as JSON-able data by PLAIN_RULE.
+
+    The rule (version 1): None, bool, int, float (nan and infinities included), complex, str,
+    bytes; list, tuple, dict, set, frozenset, and the standard library's Counter, OrderedDict,
+    defaultdict (of a built-in factory) and deque, nested; built-in classes by name; instances
+    of the prompt prefix's own classes (`classes`: their names) as class name + attributes.
+    Types are checked exactly, so a subclass of int, str or list with its own `__eq__` is
+    refused; nothing else crosses.
+    """
+    if value is None or type(value) is bool or type(value) is str:
+        return value
+    if type(value) is int:
+        return {"i": hex(value)} if abs(value) >= _BIG_INT else value  # no digit-limit errors
+    if type(value) is float:
+        return {"f": repr(value)} if value != value or abs(value) == _INF else value
+    if type(value) is list:
+        return [encode_plain(v, classes) for v in value]
+    if type(value) is tuple:
+        return {"t": [encode_plain(v, classes) for v in value]}
+    if type(value) is dict:
+        return {"d": _encode_items(value, classes)}
+    if type(value) is set:
+        return {"s": [encode_plain(v, classes) for v in value]}
+    if type(value) is frozenset:
+        return {"z": [encode_plain(v, classes) for v in value]}
+    if type(value) is bytes:
+        return {"b": value.hex()}
+    if type(value) is complex:
+        return {"c": [encode_plain(value.real), encode_plain(value.imag)]}
+    if type(value) is collections.defaultdict:
+        factory = value.default_factory
+        factory_name = getattr(factory, "__name__", "")
+        if factory is not None and _BUILTIN_TYPES.get(factory_name) is not factory:
+            raise NotPlain("defaultdict with a default factory that is not a built-in type")
+        return {"D": [factory_name or None, _encode_items(value, classes)]}
+    if type(value) is collections.Counter:
+        return {"C": _encode_items(value, classes)}
+    if type(value) is collections.OrderedDict:
+        return {"O": _encode_items(value, classes)}
+    if type(value) is collections.deque:
+        return {"Q": [encode_plain(v, classes) for v in value]}
+    if isinstance(value, type) and type(value) is type:
+        type_name = value.__name__
+        if _BUILTIN_TYPES.get(type_name) is value:
+            return {"T": type_name}
+    name = getattr(type(value), "__name__", "?")
+    attributes = getattr(value, "__dict__", None)
+    if name in classes and type(attributes) is dict:
+        return {"o": name, "a": encode_plain(dict(attributes), classes)}
+    raise NotPlain(name)
+
+
+def decode_plain(data: object, classes: dict[str, type]) -> object:
+    """The value `encode_plain` encoded, as fresh built-in objects. Objects of `classes` (name
+    -> class) are rebuilt from their attributes without calling anything of the class."""
+    if data is None or type(data) in (bool, str, int, float):
+        return data
+    if type(data) is list:
+        return [decode_plain(v, classes) for v in data]
+    if type(data) is not dict:
+        raise ValueError(f"not {PLAIN_RULE} data")
+    if len(data) == 1:
+        ((tag, body),) = data.items()
+        if tag == "i" and type(body) is str:
+            return int(body, 16)
+        if tag == "f" and body in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[body]
+        if tag == "b" and type(body) is str:
+            return bytes.fromhex(body)
+        if tag == "T" and type(body) is str and body in _BUILTIN_TYPES:
+            return _BUILTIN_TYPES[body]
+        if type(body) is list:
+            if tag == "t":
+                return tuple(decode_plain(v, classes) for v in body)
+            if tag in ("s", "z"):
+                items = [decode_plain(v, classes) for v in body]
+                return set(items) if tag == "s" else frozenset(items)
+            if tag == "d":
+                return _decode_items(body, classes)
+            if tag in ("C", "O"):
+                kind = collections.Counter if tag == "C" else collections.OrderedDict
+                return kind(_decode_items(body, classes))
+            if tag == "D" and len(body) == 2 and type(body[1]) is list:
+                factory = _BUILTIN_TYPES.get(body[0]) if body[0] is not None else None
+                if body[0] is not None and factory is None:
+                    raise ValueError("a defaultdict's factory must be a built-in type")
+                return collections.defaultdict(factory, _decode_items(body[1], classes))
+            if tag == "Q":
+                return collections.deque(decode_plain(v, classes) for v in body)
+            if tag == "c" and len(body) == 2:
+                real, imag = (decode_plain(v, classes) for v in body)
+                if type(real) is float and type(imag) is float:
+                    return complex(real, imag)
+    if set(data) == {"o", "a"} and data["o"] in classes:
+        attributes = decode_plain(data["a"], classes)
+        if type(attributes) is not dict or any(type(k) is not str for k in attributes):
+            raise ValueError("an object's attributes must be a dict with string keys")
+        cls = classes[data["o"]]
+        for key in attributes:
+            # Instance attributes may not hide the class's methods or properties (the class is
+            # the tests' own code; an attribute `is_square = object` would replace its check).
+            static = getattr(cls, key, None)
+            if key.startswith("__") or callable(static) or hasattr(type(static), "__get__"):
+                raise ValueError(f"attribute {key!r} would hide a member of class {cls.__name__}")
+        obj: Any = object.__new__(cls)
+        obj.__dict__.update(attributes)
+        return obj
+    raise ValueError(f"not {PLAIN_RULE} data")
+
+
+def _encode_items(value: dict, classes: frozenset[str]) -> list:
+    """A dict's items as [key, value] pairs (keys need not be strings)."""
+    return [[encode_plain(k, classes), encode_plain(v, classes)] for k, v in value.items()]
+
+
+def _decode_items(body: list, classes: dict[str, type]) -> dict:
+    out = {}
+    for pair in body:
+        if type(pair) is not list or len(pair) != 2:
+            raise ValueError("a dict item is not a pair")
+        out[decode_plain(pair[0], classes)] = decode_plain(pair[1], classes)
+    return out
+
+
+# --------------------------------------------------------------------------- stdio outputs
+
+
+def same_output(actual: str, expected: str, judge: dict) -> bool:
+    """The contest comparison (`benchmarks.problem.OutputJudge`): equal whitespace-separated
+    token sequences, where a token written as a decimal number matches within the tolerance
+    (absolute or relative) and letters may differ in case when the statement allows it."""
+    got, want = actual.split(), expected.split()
+    if len(got) != len(want):
+        return False
+    tolerance = float(judge.get("float_tolerance", 1e-6))
+    any_case = bool(judge.get("case_insensitive", False))
+    for a, b in zip(got, want, strict=True):
+        if a == b or (any_case and a.lower() == b.lower()):
+            continue
+        # Only an expected token with a fraction or exponent is a real number: an integer
+        # answer must match exactly, as judges compare it.
+        if not any(c in b for c in ".eE") or not _is_number(b):
+            return False
+        try:
+            x, y = float(a), float(b)
+        except ValueError:
+            return False
+        if not abs(x - y) <= tolerance * max(1.0, abs(y)):
+            return False
+    return True
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return token.lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
