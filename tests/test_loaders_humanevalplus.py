@@ -372,4 +372,11 @@ def test_humaneval_reference_solutions_known_wrong_fail(plus, humaneval, tmp_pat
     samples = [{"task_id": p.task_id, "completion": he[p.task_id].canonical_solution} for p in problems]  # fmt: skip
     report = execute_samples(problems, samples, ExecutionConfig(), tmp_path / "results.jsonl")
     failed = {r["task_id"]: r["status"] for r in report.results if not r["passed"]}
-    assert failed == dict.fromkeys(sorted(HUMANEVAL_WRONG), "failed")
+    # Every input is called even after a failure (the sandbox's oracle rule), so a wrong
+    # solution that loops on a later input times out instead of failing at its first wrong
+    # output: HumanEval/32's find_zero does. Not passing is what is pinned; the status of the
+    # others stays "failed".
+    want = dict.fromkeys(sorted(HUMANEVAL_WRONG), "failed")
+    if failed.get("HumanEval/32") == "timed out":
+        want["HumanEval/32"] = "timed out"
+    assert failed == want
