@@ -236,6 +236,8 @@ def main() -> None:
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: judge the set at least once (1 or more)")
     if args.child:
         child(args)
         return

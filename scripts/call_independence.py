@@ -33,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.errors import UserError  # noqa: E402
 from benchmarks.execution._tests_side import _FAILED_NAME, _compile_every_assert  # noqa: E402
 from benchmarks.loaders import load_benchmark  # noqa: E402
 
@@ -97,7 +98,11 @@ def main() -> int:
     parser.add_argument("--data", default=None, help="the dataset's file (MBPP needs one)")
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _on_alarm)
-    problems = [p for p in load_benchmark(args.dataset, args.data).problems if p.entry_point]
+    try:
+        loaded = load_benchmark(args.dataset, args.data)
+    except UserError as err:  # a missing or unreachable dataset: one sentence, no traceback
+        parser.error(str(err))
+    problems = [p for p in loaded.problems if p.entry_point]
     dependent: list[str] = []
     for problem in problems:
         right, right_end = calls_of(problem, answer_with_reference=True)
