@@ -193,10 +193,6 @@ def _evaluation(
 # --------------------------------------------------------------------------- classifiers
 
 
-def _device(name: str) -> str:
-    return torch_device(name)  # `auto` resolved; an absent GPU is one sentence
-
-
 def _resolve_encoder(base_model: str) -> str:
     return embedded_embedder_path() if base_model == EMBEDDED_EMBEDDER else base_model
 
@@ -230,7 +226,7 @@ class FinetunedClassifier(CodeBiasClassifier):
         super().__init__(folder, record)
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.device = _device(device)
+        self.device = torch_device(device)  # `auto` resolved; an absent GPU is one sentence
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.model = AutoModelForSequenceClassification.from_pretrained(str(folder))
         self.model.to(self.device)
@@ -346,7 +342,7 @@ def _train_finetune(
         get_linear_schedule_with_warmup,
     )
 
-    device = _device(config.device)
+    device = torch_device(config.device)
     torch.manual_seed(config.seed)
     where = _resolve_encoder(config.base_model)
     try:
