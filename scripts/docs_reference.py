@@ -225,7 +225,7 @@ def _config_roots() -> tuple[list[ConfigRoot], list[ConfigRoot], list[ConfigRoot
     """(YAML configs, flag-only configs, data files): every config dataclass users give values."""
     from benchmarks.copy_index import IndexConfig
     from benchmarks.execution import ExecutionConfig
-    from bias.fairness_tests.experiments import ExperimentConfig
+    from bias.fairness_tests.ablations import ExperimentConfig
     from bias.fairness_tests.mitigation import MitigationFile
     from bias.fairness_tests.run import FairnessRunConfig
     from bias.fairness_tests.tasks import SensitiveAttributeFile

@@ -19,19 +19,23 @@ from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import t_test
-from bias.fairness_tests.cases import CaseConfig
-from bias.fairness_tests.experiments import (
+from bias.fairness_tests import ablations
+from bias.fairness_tests.ablations import (
+    ABLATIONS,
     BUNDLED_CONFIGS,
+    TEMPERATURE,
     ExperimentConfig,
     RunData,
     SubRun,
+    ablation,
     load_experiment_config,
     parse_attribute_answers,
     parse_yes_no,
     plan_runs,
-    run_experiment,
+    run_ablation,
     value_pool_tables,
 )
+from bias.fairness_tests.cases import CaseConfig
 from bias.fairness_tests.run import load_fairness_config
 from boi.cli import main
 
@@ -275,6 +279,45 @@ def test_bundled_configs_load_and_plan_their_sub_runs():
     assert sub.decoding.chat and sub.limit == 4
 
 
+# --------------------------------------------------------------------------- the registry
+
+
+def test_each_bundled_kind_is_registered_with_its_axis():
+    assert list(ABLATIONS) == [
+        "solar_temperature", "solar_prompt", "huang_prompt", "huang_temperature",
+        "huang_value_pools", "huang_self_detection",
+    ]  # fmt: skip
+    assert ABLATIONS["solar_temperature"].axis is ABLATIONS["huang_temperature"].axis is TEMPERATURE
+    assert ABLATIONS["huang_value_pools"].axis is ablations.VALUE_POOLS
+    assert [k for k, a in ABLATIONS.items() if a.repeated_runs] == ["solar_temperature", "solar_prompt"]  # fmt: skip
+    assert ABLATIONS["huang_self_detection"].axis.changes is None  # one test run
+
+
+def test_an_ablation_is_one_decorated_function(scripted, data, tmp_path):
+    @ablation(
+        "cbs_per_temperature", axis=TEMPERATURE, what="the temperatures", example="[1.0, 0.0]"
+    )
+    def cbs_per_temperature(config, runs, log=print) -> dict:
+        rows = [[run.sub.label, run.groups()[0]["cbs"]["overall"]["value"]] for run in runs]
+        lines = "\n".join(f"- {label}: {cbs}" for label, cbs in rows)
+        return {"markdown": [f"## CBS per temperature\n\n{lines}"], "tables": {"cbs": rows}}
+
+    try:
+        with pytest.raises(UserError, match=r"list the temperatures, e.g. axis: \[1\.0, 0\.0\]"):
+            _experiment(tmp_path, kind="cbs_per_temperature")
+        config = _experiment(
+            tmp_path, kind="cbs_per_temperature", axis=[0.0, 1.0], base=_base(data, "cbs_prompts")
+        )
+        assert [run.label for run in plan_runs(config)] == ["T0.0", "T1.0"]
+        outcome = run_ablation(config, log=lambda _: None)
+        # T=0: bonus A A, raise F F; T=1: bonus A F, raise G F (HUANG above).
+        assert json.loads(outcome.json_path.read_text())["tables"]["cbs"] == [["T0.0", 50.0], ["T1.0", 50.0]]  # fmt: skip
+        assert outcome.markdown.startswith("# boi bias experiment: cbs_per_temperature\n")
+        assert "- T1.0: 50.0" in outcome.markdown
+    finally:
+        ABLATIONS.pop("cbs_per_temperature")
+
+
 # --------------------------------------------------------------------------- Solar
 
 
@@ -285,7 +328,7 @@ def test_solar_temperature_tables_from_known_verdicts(scripted, data, tmp_path):
         axis=[1.0, 0.2],
         base=_base(data, "socialbias_bench", seeds=[0, 1]),
     )
-    outcome = run_experiment(config, log=lambda _: None)
+    outcome = run_ablation(config, log=lambda _: None)
     document = json.loads(outcome.json_path.read_text())
     assert [r["label"] for r in document["runs"]] == ["T1.0-seed0", "T1.0-seed1", "T0.2-seed0", "T0.2-seed1"]  # fmt: skip
     rows = {r["setting"]: r for r in document["tables"]["table8"]}
@@ -308,7 +351,7 @@ def test_solar_temperature_tables_from_known_verdicts(scripted, data, tmp_path):
     assert "| 1.0 | 91.67 |" in markdown and "| 0.2 | 100.00 |" in markdown
     # A rerun resumes every sub-run: nothing is generated again, the tables are the same.
     calls = len(ScriptedExperiment.prompts)
-    again = run_experiment(config, log=lambda _: None)
+    again = run_ablation(config, log=lambda _: None)
     assert len(ScriptedExperiment.prompts) == calls and again.markdown == outcome.markdown
     # Per completion instead of per task: 0/1 flags, pooled.
     per_completion = _experiment(
@@ -316,7 +359,7 @@ def test_solar_temperature_tables_from_known_verdicts(scripted, data, tmp_path):
         t_test="student", base=_base(data, "socialbias_bench", seeds=[0, 1]),
     )  # fmt: skip
     with pytest.raises(UserError, match="holds a different experiment"):
-        run_experiment(per_completion, log=lambda _: None)
+        run_ablation(per_completion, log=lambda _: None)
 
 
 def test_solar_prompt_styles_with_iterative_rounds(scripted, data, tmp_path):
@@ -326,7 +369,7 @@ def test_solar_prompt_styles_with_iterative_rounds(scripted, data, tmp_path):
         axis=["none", "cot"],
         base=_base(data, "socialbias_bench", seeds=[0, 1], feedback_rounds=1),
     )
-    outcome = run_experiment(config, log=lambda _: None)
+    outcome = run_ablation(config, log=lambda _: None)
     rows = {r["setting"]: r for r in json.loads(outcome.json_path.read_text())["tables"]["table7"]}
     assert list(rows) == ["Default", "IterPrompt-1", "COT"]
     # COT (the paper's words in the prompt): every completion biased towards race.
@@ -352,7 +395,7 @@ def test_huang_temperature_table_from_known_verdicts(scripted, data, tmp_path):
     config = _experiment(
         tmp_path, kind="huang_temperature", axis=[0.0, 1.0], base=_base(data, "cbs_prompts")
     )
-    outcome = run_experiment(config, log=lambda _: None)
+    outcome = run_ablation(config, log=lambda _: None)
     rows = {r["temperature"]: r for r in json.loads(outcome.json_path.read_text())["tables"]["table15"]}  # fmt: skip
     # T=0: bonus A A, raise F F; T=1: bonus A F, raise G F.
     assert rows[0.0]["cells"]["age"] == {"cbs": 50.0, "n": 4, "biased": 2}
@@ -411,7 +454,7 @@ def test_huang_prompt_phrasings_table(scripted, data, tmp_path):
         similarity_model="",
         base=_base(data, "cbs_prompts"),
     )
-    outcome = run_experiment(config, log=lambda _: None)
+    outcome = run_ablation(config, log=lambda _: None)
     rows = json.loads(outcome.json_path.read_text())["tables"]["table13"]
     assert [r["prompt"] for r in rows] == ["huang_prompt1", "huang_prompt4"]
     assert rows[0]["cbs"]["age"] == 25.0 and rows[0]["cbs"]["gender"] == 25.0
@@ -422,7 +465,7 @@ def test_huang_prompt_phrasings_table(scripted, data, tmp_path):
 
 @pytest.mark.embedded
 def test_prompt_similarity_with_the_embedded_embedder():
-    from bias.fairness_tests.experiments import prompt_similarity
+    from bias.fairness_tests.ablations import prompt_similarity
 
     matrix = prompt_similarity(
         {"a": "Write a Python function.", "b": "Write a function in Python.", "c": "Bake a cake."},
@@ -502,7 +545,7 @@ def test_enriched_value_pools_find_what_the_default_pools_miss(scripted, data, t
     config = _experiment(
         tmp_path, kind="huang_value_pools", axis=["default", "enriched"], base=base
     )
-    outcome = run_experiment(config, log=lambda _: None)
+    outcome = run_ablation(config, log=lambda _: None)
     default, enriched = json.loads(outcome.json_path.read_text())["tables"]["table14"]
     # bonus: O (age >= 66: no default pool value reaches it), A (age > 50); raise: F, F.
     assert default["cbs"]["age"] == 25.0 and enriched["cbs"]["age"] == 50.0

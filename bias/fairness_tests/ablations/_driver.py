@@ -1,0 +1,140 @@
+"""The driver: run (or resume) every sub-run of an ablation with `run_fairness`, read what each
+left, and write the ablation's tables (`OUT/experiment.md`, `OUT/experiment.json`, atomically)
+beside its own manifest (`OUT/experiment-manifest.json`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.config import to_dict
+from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import iter_jsonl
+from benchmarks.common.provenance import config_hash
+from benchmarks.common.rundir import RunDir, recorded_spelling
+from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
+from bias.fairness_tests.ablations._registry import ABLATIONS
+from bias.fairness_tests.run import FairnessRunConfig, check_fairness_inputs, run_fairness
+
+MARKER = "experiment-manifest.json"
+
+
+@dataclass
+class RunData:
+    """What one finished sub-run left: its report summary, verdicts, tasks and record."""
+
+    sub: SubRun
+    out: Path
+    config: FairnessRunConfig
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    tasks: dict[str, dict[str, Any]]
+    manifest: dict[str, Any]
+    seconds: float = 0.0
+
+    def groups(self) -> list[dict[str, Any]]:
+        return list(self.summary.get("groups", []))
+
+
+def load_run(sub: SubRun, config: FairnessRunConfig, seconds: float = 0.0) -> RunData:
+    """A finished sub-run's outputs, read from its directory."""
+    out = Path(config.out_dir)
+    report = out / "report" / "fairness.json"
+    if not report.is_file():
+        raise UserError(f"{out} has no report/fairness.json; run the experiment again.")
+    rows = [
+        obj for path in sorted((out / "verdicts").rglob("*.jsonl")) for _, obj in iter_jsonl(path)
+    ]
+    tasks = (
+        {obj["task_id"]: obj for _, obj in iter_jsonl(out / "tasks.jsonl")}
+        if (out / "tasks.jsonl").is_file()
+        else {}
+    )
+    manifest = RunDir.open(out, what="boi bias test", hint="run the experiment again").manifest
+    return RunData(
+        sub,
+        out,
+        config,
+        json.loads(report.read_text("utf-8")),
+        rows,
+        tasks,
+        manifest,
+        seconds,
+    )
+
+
+@dataclass
+class ExperimentOutcome:
+    out_dir: Path
+    markdown: str
+    md_path: Path
+    json_path: Path
+    summary_line: str
+
+
+def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -> ExperimentOutcome:
+    """Run (or resume) every sub-run, then write the experiment's tables."""
+    out = Path(config.out_dir)
+    plan = plan_runs(config)
+    # Every sub-run's inputs (suite, mitigations, completions file) are read and checked, and
+    # the models once, before the experiment's directory is claimed: a mistake there then
+    # costs one sentence, and the corrected command runs instead of meeting a manifest that
+    # was written for the mistaken config.
+    for number, sub in enumerate(plan):
+        sub_config = config.base_config(**sub.changes, out_dir=str(out / sub.label))
+        check_fairness_inputs(sub_config, check_models=number == 0)
+    # Hashed with out_dir as the experiment first spelled it: `./runs/x` and `runs/x/` resume it.
+    config_json = {
+        **to_dict(config),
+        "out_dir": recorded_spelling(out, config.out_dir, marker=MARKER),
+    }
+    digest = config_hash(config_json)
+    # The experiment's own manifest, beside its sub-runs' (each a boi bias test directory).
+    experiment = RunDir.claim(
+        out,
+        config_json,
+        digest=digest,
+        record={"kind": config.kind},
+        what="experiment",
+        marker=MARKER,
+    )
+    runs = []
+    for number, sub in enumerate(plan, 1):
+        sub_config = config.base_config(**sub.changes, out_dir=str(out / sub.label))
+        log(f"[boi bias experiment] run {number}/{len(plan)}: {sub.label}")
+        start = time.perf_counter()
+        run_fairness(sub_config, log)
+        runs.append(load_run(sub, sub_config, round(time.perf_counter() - start, 2)))
+    result = ABLATIONS[config.kind].build(config, runs, log)
+    title = config.title or f"boi bias experiment: {config.kind}"
+    markdown = f"# {title}\n\n" + "\n\n".join(result["markdown"]) + "\n"
+    if result.get("notes"):
+        markdown += "\n" + "\n".join(f"- {note}" for note in result["notes"]) + "\n"
+    document = {
+        "kind": config.kind,
+        "config": config_json,
+        "config_hash": digest,
+        "runs": [
+            {
+                "label": r.sub.label,
+                "axis": r.sub.value,
+                "seed": r.sub.seed,
+                "out_dir": str(r.out),
+                "seconds": r.seconds,
+            }
+            for r in runs
+        ],
+        "tables": result["tables"],
+        "notes": result.get("notes", []),
+    }
+    md_path, json_path = out / "experiment.md", out / "experiment.json"
+    write_text_atomic(json_path, json.dumps(document, indent=2, default=str))
+    write_text_atomic(md_path, markdown)
+    experiment.complete(tables={"markdown": str(md_path), "json": str(json_path)})
+    summary = f"boi bias experiment {config.kind}: {len(runs)} runs; tables: {md_path}"
+    return ExperimentOutcome(out, markdown, md_path, json_path, summary)
