@@ -8,11 +8,15 @@ itself (a record with no transformation in its lineage) or in a dataset the call
 `source_task_id`.
 
 The output is append-only: records are written as soon as their chunk is scored, and a rerun
-skips the task ids already there, so an interrupted or failed run loses nothing.
+skips the task ids already there, so an interrupted or failed run loses nothing. Once every
+record is scored, the output's provenance is written beside it as `OUT.manifest.json`
+(`benchmarks.common.provenance.write_output_manifest`: scorer, gate and originals as the config,
+the input's sha256, versions, git, ..., and the run's counts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,6 +24,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, require_fields
+from benchmarks.common.provenance import write_output_manifest
 from benchmarks.problem import REQUIRED_FIELDS, Problem
 from critic.scoring import EmptyPromptError, PromptScore, Scorer
 from critic.similarity import PlausibilityGate, ScoreSummary, block_logprobs, compare
@@ -102,10 +107,14 @@ def annotate_file(
     gate: PlausibilityGate,
     *,
     originals: Iterable[Problem] = (),
+    originals_source: str | None = None,
     chunk_size: int = 128,
     log: Callable[[str], None] = print,
 ) -> AnnotateStats:
-    """Score `input_path` into `out_path` (append-only, resumable); see the module docstring."""
+    """Score `input_path` into `out_path` (append-only, resumable) and write its provenance
+    beside it (`OUT.manifest.json`); see the module docstring. `originals_source` names where
+    `originals` came from (a dataset name or file, recorded in the manifest; a file is hashed).
+    """
     if chunk_size < 1:
         raise UserError(f"chunk size must be at least 1 (got {chunk_size}).")
     records = read_perturbed(input_path)
@@ -164,6 +173,12 @@ def annotate_file(
                 stats.accepted += verdict == "accept"
                 stats.rejected += verdict == "reject"
             log(f"[critic] {start + len(chunk)}/{len(todo)} scored")
+    write_output_manifest(
+        out_path,
+        {"scorer": scorer_info, "gate": dataclasses.asdict(gate), "originals": originals_source},
+        inputs={"input": input_path, "originals": originals_source},
+        record={"completed": True, "stats": dataclasses.asdict(stats)},
+    )
     return stats
 
 

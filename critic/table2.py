@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import run_record
+from benchmarks.common.provenance import provenance_record
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from benchmarks.stats import mean_std
@@ -210,7 +210,7 @@ def run_table2(
         "distinct_prompts": distinct,
         "seconds": round(time.time() - started, 1),
     }
-    result["provenance"] = run_record({**asdict(config), "scorer": result["scorer"]})
+    result["provenance"] = provenance_record({**asdict(config), "scorer": result["scorer"]})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "table2.json", json.dumps(result, indent=2) + "\n")

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import file_sha256
+from benchmarks.common.provenance import write_output_manifest
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from finetune.data import build_training_examples, save_datasets_folder, write_training_examples
 from perturb import PerturbConfig
 
 
-def _load_source(spec: str, limit: int) -> tuple[list[Problem], dict[str, Any]]:
+def _load_source(spec: str, limit: int) -> tuple[list[Problem], dict[str, Any], str | None]:
+    """The source's problems, what the manifest says of it, and its file (None: none; the
+    manifest's `inputs` hold a file's sha256)."""
     name, _, path = spec.partition("=")
     loaded = load_benchmark(name, path or None)
     problems = loaded.problems[:limit] if limit else loaded.problems
     source_path = path or (name if Path(name).exists() else None)
-    digest = None
-    if source_path and Path(source_path).is_file():
-        digest = file_sha256(source_path)
-    return problems, {"source": spec, "problems": len(problems), "sha256": digest}
+    return problems, {"source": spec, "problems": len(problems)}, source_path
 
 
 def build_data(
@@ -42,19 +39,22 @@ def build_data(
     limit: int = 0,
     datasets_dir: str | None = None,
 ) -> str:
-    """Write the examples to `out` and `out`.manifest.json; returns a printable summary."""
+    """Write the examples to `out` and their provenance to `out`.manifest.json (the shape every
+    output's provenance shares, `benchmarks.common.provenance`); returns a printable summary."""
     if limit < 0 or variants_per_task < 0:
         raise UserError("--limit and --variants-per-task must be 0 or positive.")
     problems: list[Problem] = []
-    inputs = []
+    source_info: list[dict[str, Any]] = []
+    inputs: dict[str, str | None] = {}  # files hashed into the manifest, by their spec
     for spec in sources:
-        loaded, info = _load_source(spec, limit)
+        loaded, info, inputs[spec] = _load_source(spec, limit)
         problems += loaded
-        inputs.append(info)
+        source_info.append(info)
     eval_problems: list[Problem] = []
     if eval_benchmark:
         name, _, path = eval_benchmark.partition("=")
         eval_problems = load_benchmark(name, path or None).problems
+        inputs[f"eval:{eval_benchmark}"] = path or name
     transform_config = None
     if flavour == "A":
         transform_config = PerturbConfig(seed=seed, keep_unchanged=False)
@@ -73,21 +73,30 @@ def build_data(
     per_transform = Counter(
         e.lineage[-1]["transform"] if e.lineage else "none" for e in result.examples
     )
-    manifest = {
+    config = {
+        "sources": list(sources),
         "flavour": flavour,
-        "inputs": inputs,
         "transforms": list(transforms) if transforms else None,
         "variants_per_task": variants_per_task,
         "seed": seed,
         "validation_fraction": validation_fraction,
         "eval_benchmark": eval_benchmark,
         "leakage_policy": leakage,
-        "counts": result.counts(),
-        "per_transform": dict(per_transform),
-        "skipped": [s.to_json() for s in result.skipped],
-        "overlaps": [o.to_json() for o in result.overlaps],
+        "limit": limit,
     }
-    write_text_atomic(Path(str(out) + ".manifest.json"), json.dumps(manifest, indent=1))
+    # The provenance every output shares (source files hashed under their spec), plus the build's.
+    write_output_manifest(
+        out,
+        config,
+        inputs=inputs,
+        record={
+            "sources": source_info,
+            "counts": result.counts(),
+            "per_transform": dict(per_transform),
+            "skipped": [s.to_json() for s in result.skipped],
+            "overlaps": [o.to_json() for o in result.overlaps],
+        },
+    )
     if datasets_dir:
         save_datasets_folder(result.examples, datasets_dir)
     counts = result.counts()

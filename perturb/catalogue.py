@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.provenance import write_output_manifest
 from benchmarks.problem import LineageStep, Problem
 from perturb.blocks import split_dataset
 from perturb.keywords import Embedder, KeywordAnalysis, KeywordConfig, analyze_keywords
@@ -121,6 +125,11 @@ class CatalogueResult:
         names = list(dict.fromkeys([*produced, *skipped]))
         return [{"transform": n, "variants": produced[n], "not_applied": skipped[n]} for n in names]
 
+    def provenance(self) -> dict[str, Any]:
+        """What an output of these variants records about them beside the shared provenance:
+        the per-transformation summary and the problems that could not be split."""
+        return {"summary": self.summary(), "split_failures": dict(self.split_failures)}
+
 
 def run_catalogue(
     problems: Sequence[Problem],
@@ -156,6 +165,24 @@ def run_catalogue(
                 else:
                     variants.extend(outcome)
     return CatalogueResult(variants, not_applied, keywords, split.failures)
+
+
+def write_catalogue(
+    result: CatalogueResult,
+    out: str | os.PathLike[str],
+    config: PerturbConfig,
+    *,
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+) -> Path:
+    """Write `result`'s variants to `out` (JSONL, the `boi perturb` format) and their provenance
+    beside it as `OUT.manifest.json` (`benchmarks.common.provenance.write_output_manifest`: the
+    config, the `inputs` files' hashes, versions, git, ..., and `result.provenance()`); returns
+    the manifest's path. `--format recode` writes through `perturb.recode.interop.write_recode`.
+    """
+    write_jsonl(out, (variant.to_json() for variant in result.variants))
+    return write_output_manifest(
+        out, dataclasses.asdict(config), inputs=inputs, record=result.provenance()
+    )
 
 
 def unchanged_variant(

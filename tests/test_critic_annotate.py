@@ -123,6 +123,11 @@ def test_cli_scores_with_a_local_model_folder(perturbed_file, tiny_model_dir, tm
     )
     assert "9 records scored (3 originals" in capsys.readouterr().out
     assert all("critic" in row for row in _read(out))
+    # The provenance lies beside the output (written by annotate_file, so the API has it too).
+    manifest = json.loads((tmp_path / "cli.jsonl.manifest.json").read_text())
+    assert manifest["completed"] is True and manifest["stats"]["scored"] == 9
+    assert manifest["inputs"]["input"]["path"] == str(perturbed_file)
+    assert not (tmp_path / "cli.jsonl.meta.json").exists()
 
 
 @pytest.mark.parametrize(

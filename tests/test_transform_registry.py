@@ -117,7 +117,7 @@ def test_boi_perturb_picks_it_up(tmp_path, capsys):
     assert rows["T/0::add_note"]["prompt"].startswith("# Think twice.\ndef add_one")
     assert rows["T/0::add_note"]["lineage"][0]["params"] == {"note": "Think twice."}
     assert rows["T/0::anonymize"]["entry_point"] == "XYZ"
-    meta = json.loads((tmp_path / "out.jsonl.meta.json").read_text())
+    meta = json.loads((tmp_path / "out.jsonl.manifest.json").read_text())
     assert meta["config"]["params"]["add_note"] == {"note": "Think twice."}
     assert main([*argv, "--param", "add_note.nte=1", "--out", str(out)]) == 2
     assert "did you mean 'note'" in capsys.readouterr().err

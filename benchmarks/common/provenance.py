@@ -1,10 +1,19 @@
-"""What a run records about itself: config, its hash, package versions, git commit."""
+"""What a run records about itself: config, its hash, package versions, git commit.
+
+Every output's provenance has one shape, `provenance_record`: format_version, boi_version, the
+config and its hash, inputs with their sha256, package versions, git revision, command, creation
+time, then fields of the output's own. A run directory keeps it as its manifest
+(`benchmarks.common.rundir.RunDir`: `manifest.json`, or the marker name a command's directories
+already use); a single-file output (`boi perturb`, `boi critic FILE`, `boi finetune
+build-data`) keeps it beside itself as `OUT.manifest.json` (`write_output_manifest`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -12,6 +21,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common.atomic import write_text_atomic
 
 PACKAGES = (
     "boi",
@@ -25,6 +36,13 @@ PACKAGES = (
     "numpy",
 )
 
+MANIFEST_FORMAT = 2
+"""The record's format. 1: manifests before this field (boi 0.1.0 up to the experiment layer);
+2: format_version, boi_version. Bump when a field a reader uses changes meaning, and teach
+`benchmarks.common.rundir.RunDir.open` the old one."""
+OUTPUT_MANIFEST_SUFFIX = ".manifest.json"
+"""A single-file output's provenance lies beside it: `OUT` + this."""
+
 
 def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
     """Installed versions of the packages a run depends on (None: not installed)."""
@@ -35,6 +53,11 @@ def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | No
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def boi_version() -> str:
+    """The installed boi's version ("unknown" when run from a tree that was never installed)."""
+    return package_versions(("boi",)).get("boi") or "unknown"
 
 
 def git_revision() -> dict[str, Any]:
@@ -64,7 +87,7 @@ def config_hash(config: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def file_sha256(path: str | Path) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -72,8 +95,11 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def run_record(config: Any, inputs: Mapping[str, str | Path] | None = None) -> dict[str, Any]:
-    """The provenance block every output writes beside itself."""
+def run_record(
+    config: Any, inputs: Mapping[str, str | os.PathLike[str]] | None = None
+) -> dict[str, Any]:
+    """What describes a run: config and hash, input files with their sha256, package versions,
+    git revision, command, time. A file that records it whole writes `provenance_record`."""
     return {
         "config": config,
         "config_hash": config_hash(config),
@@ -87,3 +113,49 @@ def run_record(config: Any, inputs: Mapping[str, str | Path] | None = None) -> d
         "command": sys.argv,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def provenance_record(
+    config: Any,
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+    *,
+    digest: str | None = None,
+    record: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The one shape of every output's provenance (a run's manifest, an output's sidecar).
+
+    `run_record`'s fields under `format_version` and `boi_version`; `digest` is the config
+    hash when the output's identity is more than its config (default: the config's hash);
+    `record` adds the output's own fields (summary, stats, counts, ...) after the shared ones.
+    `inputs` that are None or not files are left out.
+    """
+    files = {name: path for name, path in (inputs or {}).items() if path is not None}
+    shared = run_record(config, files)
+    return {
+        "format_version": MANIFEST_FORMAT,
+        "boi_version": boi_version(),
+        **shared,
+        "config_hash": shared["config_hash"] if digest is None else digest,
+        **dict(record or {}),
+    }
+
+
+def output_manifest_path(output: str | os.PathLike[str]) -> Path:
+    """Where the provenance of the single-file output `output` lies: `OUTPUT.manifest.json`."""
+    return Path(f"{os.fspath(output)}{OUTPUT_MANIFEST_SUFFIX}")
+
+
+def write_output_manifest(
+    output: str | os.PathLike[str],
+    config: Any,
+    *,
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+    record: Mapping[str, Any] | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write the provenance of `output` (`provenance_record`) atomically beside it as
+    `OUTPUT.manifest.json`, or at `path` (a folder output's own manifest); returns where."""
+    target = Path(path) if path is not None else output_manifest_path(output)
+    manifest = provenance_record(config, inputs, record=record)
+    write_text_atomic(target, json.dumps(manifest, indent=2, default=str) + "\n")
+    return target

@@ -10,6 +10,8 @@ same everywhere:
   sha256), package versions, git commit, the command and its format version, and is marked
   incomplete until `complete` writes the stage timings and what the run did.
 - `RunDir.open` reads a run back (reports, analyses, the Python API) without writing anything.
+- The manifest is `benchmarks.common.provenance.provenance_record`, the one shape of every
+  output's provenance (a single-file output writes it beside itself as `OUT.manifest.json`).
 - Manifests carry `format_version`. Those written before the field existed are format 1 and read
   as they are (the fields this layer reads were already there); a manifest from a newer `boi`
   is refused with one sentence instead of being read on trust.
@@ -30,17 +32,17 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.outputs import output_dir
-from benchmarks.common.provenance import config_hash, package_versions, run_record
+from benchmarks.common.provenance import (
+    MANIFEST_FORMAT,
+    boi_version,
+    config_hash,
+    provenance_record,
+)
 
 MANIFEST = "manifest.json"
-# 1: manifests before this field (boi 0.1.0 up to the experiment layer); 2: format_version,
-# boi_version. Bump when a field this layer reads changes meaning, and teach `open` the old one.
-MANIFEST_FORMAT = 2
-
-
-def boi_version() -> str:
-    """The installed boi's version ("unknown" when run from a tree that was never installed)."""
-    return package_versions(("boi",)).get("boi") or "unknown"
+# MANIFEST_FORMAT and boi_version (imported here for the readers of this module) live with the
+# record's shape in benchmarks.common.provenance. Bump MANIFEST_FORMAT when a field this layer
+# reads changes meaning, and teach `open` the old one.
 
 
 def read_marker(out: Path, marker: str = MANIFEST) -> dict[str, Any] | None:
@@ -200,15 +202,13 @@ class RunDir:
         `claim` does both; a launch of several processes claims on every process (so each
         knows whether it resumes) and starts on one, after the others have claimed.
         """
-        manifest = {
-            "format_version": MANIFEST_FORMAT,
-            "boi_version": boi_version(),
-            **run_record(dict(config), inputs),
-            "config_hash": digest,
-            hash_key: digest,
-            **dict(record or {}),
-            "completed": False,
-        }
+        # The shape every output's provenance shares (benchmarks.common.provenance).
+        manifest = provenance_record(
+            dict(config),
+            inputs,
+            digest=digest,
+            record={hash_key: digest, **dict(record or {}), "completed": False},
+        )
         run = cls(Path(path), manifest, previous, writable=True, marker=marker)
         run.write()
         return run

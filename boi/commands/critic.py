@@ -1,22 +1,18 @@
 """The LM critic: score prompts' log-probabilities under a causal LM and compare each variant with
 its original. `boi critic FILE --out OUT` adds a `critic` object to every record of a `boi perturb`
 file (log-probability total, per token and per block; similarity to the original; the
-plausibility gate's verdict and reason); the output is append-only and a rerun resumes it.
+plausibility gate's verdict and reason); the output is append-only and a rerun resumes it, and
+its provenance lies beside it (`OUT.manifest.json`, written by `critic.annotate.annotate_file`).
 `boi critic table2 --out DIR` runs the paper's Table 2 protocol (200 HumanEval + MBPP
 challenges, five transformations, with and without the context-aware filter)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-from pathlib import Path
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, overrides_from_args
 from benchmarks.common.errors import UserError
 from benchmarks.common.outputs import declare_output
-from benchmarks.common.provenance import run_record
 from benchmarks.loaders import dataset_help, load_benchmark
 from critic.annotate import annotate_file, read_perturbed
 from critic.scoring import EndpointScorerConfig, HFScorerConfig, Scorer, load_scorer
@@ -103,15 +99,14 @@ def run(args: argparse.Namespace) -> int:
         originals = load_benchmark(args.originals, args.data).problems
     read_perturbed(args.input)  # bad input fails here, before a model is loaded
     scorer = _scorer(args)
-    stats = annotate_file(args.input, args.out, scorer, gate, originals=originals)
-    record = {
-        "scorer": scorer.describe(),
-        "gate": dataclasses.asdict(gate),
-        "originals": args.originals,
-    }
-    meta = run_record(record, {"input": args.input})
-    meta.update(completed=True, stats=dataclasses.asdict(stats))
-    write_text_atomic(Path(f"{args.out}.meta.json"), json.dumps(meta, indent=2) + "\n")
+    stats = annotate_file(
+        args.input,
+        args.out,
+        scorer,
+        gate,
+        originals=originals,
+        originals_source=args.originals,
+    )
     print(
         f"{stats.scored} records scored ({stats.originals} originals, {stats.accepted} accepted, "
         f"{stats.rejected} rejected), {stats.skipped_existing} already in {args.out}"

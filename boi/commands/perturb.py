@@ -1,17 +1,17 @@
 """Apply the transformation catalogue to a dataset and write the perturbed dataset: one
 HumanEval-format record per variant (task_id unique per variant, prompt, entry_point, test,
 canonical_solution) plus source_task_id, transform and lineage (what was removed, with the
-keyword decisions). Prints per transformation: variants, problems where it did not apply, and
-the mean number of droppable keywords."""
+keyword decisions), and its provenance beside it (`OUT.manifest.json`, written by
+`perturb.catalogue.write_catalogue`; with --format recode, the folder's `boi_recode_DATASET.json`).
+Prints per transformation: variants, problems where it did not apply, and the mean number of
+droppable keywords."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import statistics
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import (
     add_dataclass_arguments,
     add_names_argument,
@@ -21,13 +21,13 @@ from benchmarks.common.config import (
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.outputs import declare_output
-from benchmarks.common.provenance import run_record
 from benchmarks.loaders import dataset_help, load_benchmark
 from perturb.catalogue import (
     PerturbConfig,
     available_transforms,
     parse_param_overrides,
     run_catalogue,
+    write_catalogue,
 )
 from perturb.export import to_hf_dataset
 from perturb.keywords import KeywordConfig
@@ -127,15 +127,20 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_benchmark(args.dataset, args.data)
     result = run_catalogue(loaded.problems, config)
 
-    record = run_record(dataclasses.asdict(config), {"data": args.data} if args.data else None)
-    record["summary"] = result.summary()
-    meta = json.dumps(record, indent=2, default=str)
+    # Each writer records the provenance beside what it writes (OUT.manifest.json; a ReCode
+    # folder's boi_recode_DATASET.json): input files are hashed, names are not files.
+    inputs = {"dataset": args.dataset, "data": args.data}
     if args.format == "recode":
-        written = write_recode(result.variants, args.out, recode_dataset_name(args.dataset))
-        write_text_atomic(str(written.folder / "boi_perturb.meta.json"), meta)
+        written = write_recode(
+            result.variants,
+            args.out,
+            recode_dataset_name(args.dataset),
+            config=dataclasses.asdict(config),
+            inputs=inputs,
+            record=result.provenance(),
+        )
     else:
-        write_jsonl(args.out, (v.to_json() for v in result.variants))
-        write_text_atomic(args.out + ".meta.json", meta)
+        write_catalogue(result, args.out, config, inputs=inputs)
     if args.keywords_out:
         write_jsonl(args.keywords_out, (a.to_json() for a in result.keywords.values()))
     if args.hf_out:

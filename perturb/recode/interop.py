@@ -28,14 +28,14 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.provenance import write_output_manifest
 from benchmarks.loaders.recode import (
     FIELDS,
     RELEASE_HELP,
@@ -59,7 +59,8 @@ RELEASE_VERSION = "recode-release"
 FAMILY_GROUPS = {family: group for group, family in RECODE_GROUPS.items()}
 SEED_TAG = re.compile(r"@s(\d+)$")
 MANIFEST = "boi_recode_{dataset}.json"
-"""What `write_recode` wrote into a folder, so a rewrite removes its own stale files."""
+"""What `write_recode` wrote into a folder (`files`), so a rewrite removes its own stale files,
+with the provenance of the variants (the shape every output's provenance shares)."""
 
 
 class RecodeNote(NamedTuple):
@@ -90,10 +91,21 @@ class RecodeRelease:
 
 
 def write_recode(
-    variants: Sequence[Problem], out_dir: str | os.PathLike[str], dataset_name: str
+    variants: Sequence[Problem],
+    out_dir: str | os.PathLike[str],
+    dataset_name: str,
+    *,
+    config: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+    record: Mapping[str, Any] | None = None,
 ) -> RecodeWritten:
     """Write `variants` (`run_catalogue`'s, originals included) in ReCode's layout under
     `out_dir` (see the module docstring); every file atomically.
+
+    The folder's manifest for the dataset (`boi_recode_DATASET.json`) is its provenance, in the
+    shape every output's provenance shares (`benchmarks.common.provenance.provenance_record`):
+    `config` (what made the variants, e.g. the PerturbConfig's fields), the `inputs` files'
+    hashes, versions, git, ..., `record` (the catalogue's summary), and `files`: what was written.
 
     A stochastic transformation's seeds go to s0, s1, ... (its variants' `@sK` tags; untagged:
     s0), a deterministic one's to s0. Records carry the original task id. The partial-code
@@ -188,6 +200,13 @@ def write_recode(
         relative: write_jsonl(folder / relative, records) for relative, records in pending.items()
     }
     _remove_stale(folder, dataset_name, files)
+    write_output_manifest(
+        folder,
+        dict(config) if config is not None else None,
+        inputs=inputs,
+        record={**dict(record or {}), "dataset": dataset_name, "files": sorted(files)},
+        path=folder / MANIFEST.format(dataset=dataset_name),
+    )
     return RecodeWritten(folder, files, notes)
 
 
@@ -254,13 +273,11 @@ def _earlier_files(folder: Path, dataset: str) -> list[str]:
 
 def _remove_stale(folder: Path, dataset: str, written: dict[str, int]) -> None:
     """Remove what an earlier `write_recode` of this dataset wrote here and this one did not (a
-    seed or transformation no longer asked for), then record what is there now."""
-    manifest = folder / MANIFEST.format(dataset=dataset)
+    seed or transformation no longer asked for); the caller then records what is there now."""
     for relative in _earlier_files(folder, dataset):
         path = Path(relative)  # a hand-edited manifest must not reach outside the folder
         if relative not in written and not path.is_absolute() and ".." not in path.parts:
             (folder / relative).unlink(missing_ok=True)
-    write_text_atomic(manifest, json.dumps({"files": sorted(written)}, indent=2) + "\n")
 
 
 def read_recode(
