@@ -10,10 +10,11 @@
     boi.open_run(path)                                -> Run: .config, .table(), .results()
     boi.Run, boi.Problem, boi.NotApplicableError      the types they return and raise
 
-They live in `boi.api` (see its docstring and the README's "Python API" and docs/reference/python-api.md). `import boi` alone
-imports none of them: a name is loaded on first use, as the CLI loads its commands, so
-`import boi` (which every `boi` command runs first) imports no library of ours or anyone's
-(numpy, torch) before it is needed.
+They live in `boi.api` (`Run` and `open_run`, the one reader of a run directory, come from
+`boi.run_reader`; see boi.api's docstring, the README's "Python API" and
+docs/reference/python-api.md). `import boi` alone imports none of them: a name is loaded on
+first use, as the CLI loads its commands, so `import boi` (which every `boi` command runs
+first) imports no library of ours or anyone's (numpy, torch) before it is needed.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ commands give the same problems, variants, verdicts and tables:
     transform(problem, name, **params) -> list[Problem]        perturb.catalogue.run_catalogue
     execute(problems, samples, ...) -> ExecutionReport         benchmarks.execution.execute_samples
     run(config, **overrides) -> Run                            boi.runner.run_experiment (`boi run`)
-    open_run(path) -> Run                                      boi.analysis.open_run
+    open_run(path) -> Run                                      boi.run_reader.open_run
 
 Bad input raises `UserError` (one sentence saying what to do), as on the command line;
 `NotApplicableError` (a UserError) says that a transformation does not apply to a problem.
@@ -15,8 +15,6 @@ Bad input raises `UserError` (one sentence saying what to do), as on the command
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import tempfile
 import warnings
@@ -27,12 +25,10 @@ from typing import Any
 
 from benchmarks.common.config import from_mapping, to_dict
 from benchmarks.common.errors import UserError
-from benchmarks.common.rundir import RunDir
 from benchmarks.execution import ExecutionConfig, ExecutionReport, execute_samples
 from benchmarks.loaders import load_benchmark
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import read_results
-from boi import analysis
+from benchmarks.problem import Problem
+from boi.run_reader import Run, open_run
 from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import Embedder, sentence_transformer_embedder
@@ -58,39 +54,6 @@ class NotApplicableError(UserError):
         self.task_id = task_id
         self.transform = transform
         self.reason = reason
-
-
-class Run(RunDir):
-    """A `boi run` directory, read only: the manifest's typed accessors (`config`,
-    `config_hash`, `seeds`, `versions`, `timings`, `completed`, ...) plus its data."""
-
-    def table(self) -> list[dict[str, Any]]:
-        """The report's table (`report/table.json`) as one flat row per transformation and
-        column: dataset, model, setting, k, transform, label, pass_at_k, its interval, the drop
-        relative to Original, ... (fractions, as in table.csv). `pandas.DataFrame(run.table())`
-        gives the long-format frame."""
-        path = self.path / "report" / "table.json"
-        if not path.is_file():
-            raise UserError(
-                f"{self.path} has no report yet ({path.name} is missing); let its run finish, "
-                f"or rebuild it with `boi report {self.path}`."
-            )
-        table = json.loads(path.read_text(encoding="utf-8"))
-        return [
-            {**column, "transform": row["transform"], "label": row["label"], **cell}
-            for row in table["rows"]
-            for column, cell in zip(table["columns"], row["cells"], strict=True)
-            if cell is not None
-        ]
-
-    def results(self) -> list[dict[str, Any]]:
-        """Every executed sample (`results/<model>/<setting>.jsonl`): task_id, transform,
-        model, setting, seed, completion, passed, status, result, duration, ..."""
-        return read_results(self.path)
-
-    def problems(self) -> list[Problem]:
-        """Every problem the run generated from: originals and variants, with their lineage."""
-        return read_problems(self.path / "problems.jsonl")
 
 
 def load_dataset(name: str, data: str | os.PathLike[str] | None = None) -> list[Problem]:
@@ -201,10 +164,3 @@ def run(
         run_config = load_run_config(path, overrides)
     outcome = run_experiment(run_config, log=log or (lambda _: None))
     return open_run(outcome.out_dir)
-
-
-def open_run(path: str | os.PathLike[str]) -> Run:
-    """A `boi run` directory to read (finished or not); one sentence when it is not one, or was
-    written by a newer boi."""
-    opened = analysis.open_run(path)
-    return Run(**{f.name: getattr(opened, f.name) for f in dataclasses.fields(opened)})

@@ -22,6 +22,7 @@ from benchmarks.common.config import parse_yaml_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import resolve_model
 from benchmarks.generation import BackendSpec, model_flag_specs
+from boi.run_reader import open_run
 from boi.runner import load_run_config, resolve_config_path, run_experiment
 
 MODELS = ("before", "NA", "A")
@@ -130,7 +131,7 @@ def compare_models(before: str, na: str, a: str, config: str | None, out: str) -
     )
     outcome = run_experiment(run_config)
     roles = {spec.label: role for spec, role in zip(run_config.models, MODELS, strict=True)}
-    table = json.loads((out_dir / "run" / "report" / "table.json").read_text(encoding="utf-8"))
+    table = open_run(out_dir / "run").report_table()
     labels = [row["label"] for row in table["rows"]]
     sections, scores_json = [], []
     for dataset in dict.fromkeys(c["dataset"] for c in table["columns"]):

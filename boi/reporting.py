@@ -12,7 +12,8 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.rundir import read_marker
 from benchmarks.problem import read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
-from boi.analysis import open_run, refuse_shard, report_sections
+from benchmarks.report.sections import report_sections
+from boi.run_reader import open_run, refuse_shard
 from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
 

@@ -27,7 +27,7 @@ from benchmarks.report import (
     severity_ranking,
 )
 from benchmarks.report._severity import column_name, column_names
-from boi.analysis import open_run
+from boi.run_reader import open_run
 from perturb.transforms import TRANSFORMS
 
 
@@ -48,14 +48,7 @@ def _table(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
             f"{run.path} is an unfinished run (its manifest says completed: false); rerun the "
             "same `boi run` command to finish it, then rank it."
         )
-    path = run.path / "report" / "table.json"
-    if not path.is_file():
-        raise UserError(
-            f"{run.path} has no report yet (report/table.json); let its run finish, or build it "
-            f"with `boi report {run.path}`."
-        )
-    table: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return table
+    return run.report_table()
 
 
 def _catalogue_columns(entries: Sequence[dict[str, Any]]) -> dict[str, list[str]]:

@@ -15,6 +15,8 @@ import pytest
 import boi
 import boi.api
 from benchmarks.common.errors import UserError
+from boi.analysis.hints import HintsConfig, audit_runs
+from boi.runner import RunConfig
 from tests.keyword_helpers import tiny_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,3 +142,26 @@ def test_open_run_says_what_is_wrong(tmp_path: Path) -> None:
         boi.open_run(tmp_path)
     with pytest.raises(UserError, match="does not exist"):
         boi.open_run(tmp_path / "missing")
+
+
+def test_open_run_reads_every_part_of_a_run_directory() -> None:
+    """`boi.open_run` is the one reader of a run directory (boi/run_reader.py): typed config,
+    settings and models, problems, results per model and setting, outcomes, generation cache,
+    critic and report, here on a directory an older boi wrote (read only)."""
+    old = ROOT / "tests" / "data" / "runs" / "dd66ed1"
+    run = boi.open_run(old)
+    assert isinstance(run, boi.Run) and boi.open_run(run) is run
+    assert isinstance(run.run_config, RunConfig) and list(run.run_config.seeds) == run.seeds
+    assert [s.label for s in run.settings] == [m.label for m in run.models] == ["reference"]
+    problems = run.problems_by_id()
+    assert len(problems) == 9 and set(run.dataset_labels().values()) == {"humaneval"}
+    assert run.results_files("reference", "reference") == run.results_files()
+    assert run.results("reference", "reference") == run.results() and run.results("other") == []
+    outcomes = run.outcomes()
+    assert set(outcomes.passed) == {("reference", "reference", t) for t in problems}
+    assert all(outcomes.passed.values()) and set(outcomes.datasets.values()) == {"humaneval"}
+    assert sum(1 for _ in run.generation_records()) == 9
+    assert run.critic_similarities() == {} and list(run.critic_records()) == []
+    assert len(run.table()) == len(run.report_table()["rows"]) == 3
+    # An analysis takes the Run itself.
+    assert len(audit_runs([run], HintsConfig())) == 3

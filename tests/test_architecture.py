@@ -15,6 +15,7 @@ imported inside a function usually hides a cycle.
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -103,36 +104,139 @@ def test_no_internal_imports_inside_functions() -> None:
     assert not hidden, "internal imports inside functions:\n" + "\n".join(hidden)
 
 
-@pytest.mark.parametrize(
-    "package", ["benchmarks.generation", "benchmarks.loaders", "benchmarks.report"]
-)
-def test_no_cycles_inside_a_package(package: str) -> None:
-    graph: dict[str, set[str]] = {}
-    for module, path in _modules():
-        if module == package or module.startswith(package + "."):
-            graph[module] = {t for t, _, _ in _imports(module, path) if t.startswith(package + ".")}
-            if path.name == "__init__.py":
-                graph[module] = (
-                    set()
-                )  # the package's face re-exports; it is imported, not importing
-    state: dict[str, int] = {}
-    cycle: list[str] = []
+def _runtime_graph() -> dict[str, set[str]]:
+    """module -> the modules of ours it imports when it runs: every import statement (those
+    inside functions too) but those under `if TYPE_CHECKING:`, which never run. `from P import
+    name` is an import of the module `P.name` when there is one (what Python imports then),
+    else of `P` itself."""
+    modules = dict(_modules())
+    return {
+        module: {t for t in _runtime_imports(module, path, modules) if t != module}
+        for module, path in modules.items()
+    }
 
-    def dfs(node: str, trail: list[str]) -> bool:
-        state[node] = 1
+
+def _runtime_imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for other in child.orelse:
+                    visit(ast.Module(body=[other], type_ignores=[]))
+                continue
+            if isinstance(child, ast.Import):
+                targets.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - child.level + 1]
+                    source = ".".join([*base, child.module] if child.module else base)
+                else:
+                    source = child.module or ""
+                for alias in child.names:
+                    submodule = f"{source}.{alias.name}"
+                    targets.add(submodule if submodule in modules else source)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return targets & set(modules)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING` alone (not `TYPE_CHECKING or ...`)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of `graph`: one per strongly connected component of more than one node
+    (Tarjan), the path from its first node back to it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
         for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                cycle.extend([*trail, node, nxt])
-                return True
-            if state.get(nxt) is None and nxt in graph and dfs(nxt, [*trail, node]):
-                return True
-        state[node] = 2
-        return False
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
 
-    for start in sorted(graph):
-        if state.get(start) is None and dfs(start, []):
-            break
-    assert not cycle, " -> ".join(cycle)
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    cycles = []
+    for component in components:
+        start = min(component)
+        paths = {start: [start]}
+        queue = [start]
+        while queue:
+            node = queue.pop(0)
+            for nxt in sorted(graph.get(node, ())):
+                if nxt == start:
+                    cycles.append([*paths[node], start])
+                    queue = []
+                    break
+                if nxt in component and nxt not in paths:
+                    paths[nxt] = [*paths[node], nxt]
+                    queue.append(nxt)
+    return cycles
+
+
+@pytest.mark.parametrize("package", OURS)
+def test_no_import_cycles_between_modules(package: str) -> None:
+    """No module of the package (subpackages included) imports, through any chain, a module
+    that imports it back."""
+    ours = [c for c in _cycles(_runtime_graph()) if any(m.split(".")[0] == package for m in c)]
+    assert not ours, "import cycles:\n" + "\n".join(" -> ".join(c) for c in ours)
+
+
+@pytest.mark.parametrize("package", OURS)
+def test_no_import_cycles_between_a_package_and_its_subpackages(package: str) -> None:
+    """Every package and subpackage counted as one node (a module as the package it sits in):
+    a module of `boi` that imports boi.analysis while an analysis imports that module is a
+    cycle between the two even where no module imports itself back (boi.runner ->
+    boi.analysis -> boi.analysis.minimal -> boi.runner): the rooms of boi
+    (docs/architecture.md) stand on its orchestration modules (runner, reporting, run_reader,
+    ...), never the reverse. A package's face (`__init__.py`) is imported as its package, and
+    what it imports itself is left out, as faces re-export and register their subpackages
+    (perturb's imports perturb.recode)."""
+    modules = dict(_modules())
+
+    def room(module: str) -> str:
+        return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+    graph: dict[str, set[str]] = {}
+    seen: dict[tuple[str, str], str] = {}  # (room, room) -> one import between them
+    for module, targets in sorted(_runtime_graph().items()):
+        if module.split(".")[0] != package or modules[module].name == "__init__.py":
+            continue
+        for target in sorted(targets):
+            edge = (room(module), room(target))
+            if target.split(".")[0] == package and edge[0] != edge[1]:
+                graph.setdefault(edge[0], set()).add(edge[1])
+                seen.setdefault(edge, f"{module} imports {target}")
+    found = [
+        " -> ".join(cycle) + " (" + "; ".join(seen[e] for e in itertools.pairwise(cycle)) + ")"
+        for cycle in _cycles(graph)
+    ]
+    assert not found, "import cycles between packages:\n" + "\n".join(found)
 
 
 def test_boi_help_imports_no_heavy_library() -> None:

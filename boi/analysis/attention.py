@@ -34,15 +34,13 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import (
     add_dataclass_arguments,
-    from_mapping,
     load_config,
     overrides_from_args,
 )
 from benchmarks.common.errors import UserError, suggest
-from benchmarks.common.jsonl import JsonlAppender, iter_jsonl
-from benchmarks.common.models import load_model, load_tokenizer, torch_dtype
+from benchmarks.common.jsonl import JsonlAppender
+from benchmarks.common.models import load_model, load_tokenizer, torch_device, torch_dtype
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.rundir import path_slug
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
     PROGRAM_STOP,
@@ -55,10 +53,11 @@ from benchmarks.generation._backend import DTYPE_HELP, DTYPES, model_reference
 from benchmarks.generation._cache import decoding_key
 from benchmarks.generation._decoding import prompt_sha256
 from benchmarks.generation._hf import model_input_text
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import esc, figure_html, heatmap, read_results
-from boi.analysis import analysis_dir, open_run, write_section
+from benchmarks.problem import Problem
+from benchmarks.report import esc, figure_html, heatmap
+from benchmarks.report.sections import analysis_dir, write_section
 from boi.reporting import rebuild_run_report
+from boi.run_reader import Run, open_run
 from boi.runner import SettingSpec
 from perturb.transforms import transform_labels
 
@@ -217,43 +216,17 @@ class Reading:
     sample_index: int
 
 
-@dataclass
-class RunTexts:
-    """What a run directory holds for this analysis."""
-
-    run_dir: Path
-    settings: list[SettingSpec]
-    models: list[BackendSpec]
-    problems: list[Problem]
-
-
-def load_run(run_dir: str | Path) -> RunTexts:
-    """A run directory's settings, models and variants; one sentence when this version cannot
-    read it."""
+def load_run(run_dir: str | Path | Run) -> Run:
+    """A run directory whose settings, models and variants this analysis reads; one sentence
+    when this version cannot read it."""
     run = open_run(run_dir)
-    path, config = run.path, run.config
-    incompatible = UserError(
-        f"{path} was written by an incompatible boi version (its manifest's models or settings "
-        "do not load); rerun `boi run` into a new directory."
-    )
-    try:
-        settings = [
-            from_mapping(SettingSpec, s, f"settings[{i}]") for i, s in enumerate(config["settings"])
-        ]
-        models = [
-            BackendSpec.from_mapping(m, f"models[{i}]") for i, m in enumerate(config["models"])
-        ]
-    except (KeyError, TypeError, AttributeError, UserError):
-        raise incompatible from None
-    if not settings or not models:
-        raise incompatible
-    problems = read_problems(path / "problems.jsonl")
-    if any(p.blocks is None for p in problems):
+    _ = run.settings, run.models  # one sentence here when they do not load
+    if any(p.blocks is None for p in run.problems()):
         raise UserError(
-            f"{path / 'problems.jsonl'} has variants without blocks (an incompatible boi "
-            "version); rerun `boi run` into a new directory."
+            f"{run.problems_path} has variants without blocks (an incompatible boi version); "
+            "rerun `boi run` into a new directory."
         )
-    return RunTexts(path, settings, models, problems)
+    return run
 
 
 def select_variants(
@@ -276,19 +249,19 @@ def select_variants(
     ]
 
 
-def hf_model(run: RunTexts) -> BackendSpec:
+def hf_model(run: Run) -> BackendSpec:
     """The run's first hf model (what --model defaults to)."""
     for spec in run.models:
         if spec.kind == "hf":
             return spec
     kinds = ", ".join(sorted({s.kind for s in run.models}))
     raise UserError(
-        f"{run.run_dir} generated with {kinds} models only; pass --model with an HF id, a "
+        f"{run.path} generated with {kinds} models only; pass --model with an HF id, a "
         "folder or 'embedded' to read its completions."
     )
 
 
-def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> list[Reading]:
+def readings(run: Run, variants: Sequence[Problem], model_label: str) -> list[Reading]:
     """The first completion of each variant (first setting, lowest sample index) by the run
     model labelled `model_label` (else the run's first model), with the raw output it came from
     where the generation cache has it. Variants without a completion are left out."""
@@ -297,20 +270,18 @@ def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> li
     wanted = {p.task_id: p for p in variants}
     first: dict[str, tuple[SettingSpec, dict[str, Any]]] = {}
     for setting in run.settings:
-        path = run.run_dir / "results" / source / f"{path_slug(setting.label)}.jsonl"
-        if not path.is_file():
-            continue
-        for row in read_results(path):
-            if "seed" not in row or "sample_index" not in row:
-                raise UserError(
-                    f"{path} has result rows without seed or sample_index (an incompatible boi "
-                    "version); rerun `boi run` into a new directory."
-                )
-            task_id = row.get("task_id")
-            if task_id not in wanted or (task_id in first and first[task_id][0] is not setting):
-                continue
-            if task_id not in first or row["sample_index"] < first[task_id][1]["sample_index"]:
-                first[task_id] = (setting, row)
+        for path, rows in run.results_by_file(source, setting.label).items():
+            for row in rows:
+                if "seed" not in row or "sample_index" not in row:
+                    raise UserError(
+                        f"{path} has result rows without seed or sample_index (an incompatible "
+                        "boi version); rerun `boi run` into a new directory."
+                    )
+                task_id = row.get("task_id")
+                if task_id not in wanted or (task_id in first and first[task_id][0] is not setting):
+                    continue
+                if task_id not in first or row["sample_index"] < first[task_id][1]["sample_index"]:
+                    first[task_id] = (setting, row)
     out = []
     lookups: dict[tuple[str, str, int], list[str]] = {}
     for task_id, (setting, row) in first.items():
@@ -321,7 +292,7 @@ def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> li
         index = int(row["sample_index"]) % decoding.n
         lookups[(prompt_sha256(problem.prompt), decoding_key(decoding), index)] = []
         out.append((problem, decoding, row, setting, index))
-    _raw_outputs(run.run_dir / "generations.jsonl", lookups)
+    _raw_outputs(run, lookups)
     result = []
     for problem, decoding, row, setting, index in out:
         candidates = lookups[(prompt_sha256(problem.prompt), decoding_key(decoding), index)]
@@ -346,11 +317,12 @@ def readings(run: RunTexts, variants: Sequence[Problem], model_label: str) -> li
     return sorted(result, key=lambda r: order[r.problem.task_id])
 
 
-def _raw_outputs(path: Path, lookups: dict[tuple[str, str, int], list[str]]) -> None:
-    """Fill `lookups` ((prompt hash, decoding hash, index) -> raw outputs) from the cache."""
-    if not path.is_file() or not lookups:
+def _raw_outputs(run: Run, lookups: dict[tuple[str, str, int], list[str]]) -> None:
+    """Fill `lookups` ((prompt hash, decoding hash, index) -> raw outputs) from the run's
+    generation cache."""
+    if not lookups:
         return
-    for _, record in iter_jsonl(path, tolerate_torn_tail=True):
+    for record in run.generation_records():
         key = (record.get("prompt_sha256"), record.get("decoding"), record.get("index"))
         if key in lookups and isinstance(record.get("raw"), str):
             lookups[key].append(record["raw"])
@@ -468,7 +440,7 @@ class AttentionReader:
 
 def load_reader(spec: BackendSpec, config: AttentionConfig) -> AttentionReader:
     """The model `spec` names, loaded with the configured attention implementation."""
-    device = _device(config.device)
+    device = torch_device(config.device)
     where, _ = model_reference(spec.model, getattr(spec.options, "revision", None))
     revision = getattr(spec.options, "revision", None)
     shown = spec.model or "embedded"
@@ -484,21 +456,11 @@ def load_reader(spec: BackendSpec, config: AttentionConfig) -> AttentionReader:
     return AttentionReader(model, tokenizer, shown, config.attn_implementation)
 
 
-def _device(device: str) -> str:
-    import torch  # lazy: heavy
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise UserError(f"--device {device} asked for, but torch sees no CUDA GPU; use cpu.")
-    return device
-
-
 def model_identity(spec: BackendSpec, config: AttentionConfig) -> str:
     """What decides the numbers besides the texts: model files (content hash or hub revision)
     and the dtype they are computed in."""
     _, reference = model_reference(spec.model, getattr(spec.options, "revision", None))
-    dtype = str(torch_dtype(config.dtype, _device(config.device))).removeprefix("torch.")
+    dtype = str(torch_dtype(config.dtype, torch_device(config.device))).removeprefix("torch.")
     return f"{reference}|{dtype}"
 
 
@@ -543,7 +505,7 @@ class Side:
     role: str  # "model" or "compare"
     label: str
     spec: BackendSpec
-    run: RunTexts
+    run: Run
     readings: list[Reading]
     identity: str = ""
 
@@ -580,9 +542,9 @@ def record_key(content: str, task_id: str) -> str:
 
 def _sides(config: AttentionConfig) -> list[Side]:
     run = load_run(config.run_dir)
-    variants = select_variants(run.problems, config.transforms, config.limit)
+    variants = select_variants(run.problems(), config.transforms, config.limit)
     if not variants:
-        raise UserError(f"{run.run_dir} has no variants to analyze; check --transforms/--limit.")
+        raise UserError(f"{run.path} has no variants to analyze; check --transforms/--limit.")
     run_spec = hf_model(run) if config.model is None else BackendSpec("hf", config.model)
     sides = [Side("model", run_spec.label, run_spec, run, readings(run, variants, run_spec.label))]
     if config.compare or config.compare_model:
@@ -593,13 +555,13 @@ def _sides(config: AttentionConfig) -> list[Side]:
             spec = hf_model(other)
         ids = {p.task_id for p in variants}
         # The same problems: the first run's selection decides which variants are compared.
-        same = [p for p in other.problems if p.task_id in ids]
+        same = [p for p in other.problems() if p.task_id in ids]
         label = spec.label if spec.label != run_spec.label else f"{spec.label} (compare)"
         sides.append(Side("compare", label, spec, other, readings(other, same, spec.label)))
     for side in sides:
         if not side.readings:
             raise UserError(
-                f"{side.run.run_dir} has no results for the selected variants (no completions "
+                f"{side.run.path} has no results for the selected variants (no completions "
                 "to read); finish its `boi run` first."
             )
     return sides
@@ -783,7 +745,7 @@ def build_document(
             "label": s.label,
             "model": s.spec.model or "embedded",
             "identity": s.identity,
-            "run_dir": str(s.run.run_dir),
+            "run_dir": str(s.run.path),
             "variants": len(records.get(s.role, [])),
         }
         for s in sides

@@ -49,10 +49,10 @@ from benchmarks.copy_index import (
     ensure_index,
     resolve_corpus,
 )
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import bar_chart, esc, figure_html, read_results, results_files
-from boi.analysis import analysis_dir, open_run, write_section
+from benchmarks.report import bar_chart, esc, figure_html
+from benchmarks.report.sections import analysis_dir, write_section
 from boi.reporting import rebuild_run_report
+from boi.run_reader import Run, open_run
 from perturb.transforms import TRANSFORMS, transform_labels
 
 NAME = "copies"
@@ -142,18 +142,19 @@ def _anonymizing(transform: str) -> bool:
     )
 
 
-def _completion_rows(run_dir: Path, problems: Mapping[str, Problem]) -> list[dict[str, Any]]:
+def _completion_rows(run: Run) -> list[dict[str, Any]]:
     """Every executed completion of the run, with what the analysis needs; one sentence when the
     results are missing or were written by an incompatible version."""
-    paths = results_files(run_dir)
-    if not paths:
+    run_dir, problems = run.path, run.problems_by_id()
+    by_file = run.results_by_file()
+    if not by_file:
         raise UserError(
             f"{run_dir} has no results yet (results/<model>/<setting>.jsonl); let `boi run` "
             "finish first."
         )
     rows = []
-    for path in paths:
-        for position, row in enumerate(read_results(path)):
+    for path, results in by_file.items():
+        for position, row in enumerate(results):
             missing = [name for name in ("model", "setting") if name not in row]
             if missing:
                 raise UserError(
@@ -605,8 +606,7 @@ def analyze_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> 
     report section, and rebuild the run's report."""
     run = open_run(config.run_dir)
     run_dir = run.path
-    problems = {p.task_id: p for p in read_problems(run_dir / "problems.jsonl")}
-    rows = _completion_rows(run_dir, problems)
+    rows = _completion_rows(run)
     selected = [r for r in rows if config.all or not r["passed"]]
     sources = tuple(resolve_corpus(spec) for spec in config.corpus)
     out = analysis_dir(run_dir, NAME)
@@ -662,7 +662,7 @@ def analyze_copies(config: CopiesConfig, log: Callable[[str], None] = print) -> 
         },
         "provenance": run_record(
             {**asdict(config), "indexing": asdict(config.indexing)},
-            inputs={"problems": run_dir / "problems.jsonl"},
+            inputs={"problems": run.problems_path},
         ),
         "timings_s": timings,
     }

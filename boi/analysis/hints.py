@@ -59,12 +59,12 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import esc, filtered_tables, natural_key, results_files
+from benchmarks.problem import Problem
+from benchmarks.report import esc, filtered_tables, natural_key
+from benchmarks.report.sections import analysis_dir, write_section
 from benchmarks.robustness import solved
-from boi.analysis import analysis_dir, open_run, write_section
 from boi.reporting import rebuild_run_report
+from boi.run_reader import Run, open_run
 
 NAME = "hints"
 LABELS = (
@@ -81,7 +81,6 @@ DEPENDENCES = ("example-dependent", "keyword-dependent", "name-dependent", "comb
 # Which dependence a failed variant shows; compound removals count only when no single one did.
 SINGLE = {"drop_examples": "example-dependent", "anonymize": "name-dependent"}
 COMPOUND = ("drop_all", "anon_drop_one", "anon_drop_all", "anon_drop_examples")
-RESULT_FIELDS = ("task_id", "passed", "model", "setting")
 
 
 @dataclass(frozen=True)
@@ -351,55 +350,13 @@ def variant_kind(problem: Problem) -> tuple[str, str | None] | None:
     return (step.transform, keyword)
 
 
-def read_run_results(
-    run_dir: Path,
-    settings: Sequence[str] = (),
-    seeds: Sequence[int] = (),
-    models: Sequence[str] = (),
-) -> tuple[dict[str, Problem], dict[tuple[str, str, str], list[bool]], dict[str, str]]:
-    """A run's problems, `(model, setting, task id) -> passed per sample` (of `settings`,
-    `seeds` and `models` only, when given), and task id -> dataset; one sentence when the run
-    is not one this version reads."""
-    open_run(run_dir)
-    problems = {p.task_id: p for p in read_problems(run_dir / "problems.jsonl")}
-    paths = results_files(run_dir)
-    if not paths:
-        raise UserError(
-            f"{run_dir} has no results yet (results/<model>/<setting>.jsonl); finish its boi run first."
-        )
-    outcomes: dict[tuple[str, str, str], list[bool]] = {}
-    datasets: dict[str, str] = {}
-    for path in paths:
-        for lineno, row in iter_jsonl(path, tolerate_torn_tail=True):
-            missing = [f for f in RESULT_FIELDS if f not in row]
-            if missing:
-                raise UserError(
-                    f"{path} line {lineno} has no {missing[0]!r} field: the run directory was "
-                    "written by an incompatible boi version; rerun boi run into a new one."
-                )
-            if row["task_id"] not in problems:
-                raise UserError(
-                    f"{path} line {lineno} names task {row['task_id']!r}, which its "
-                    "problems.jsonl lacks; the run directory is damaged, rerun boi run into a new one."
-                )
-            if (
-                (settings and row["setting"] not in settings)
-                or (seeds and row.get("seed") not in seeds)
-                or (models and row["model"] not in models)
-            ):
-                continue
-            key = (str(row["model"]), str(row["setting"]), row["task_id"])
-            outcomes.setdefault(key, []).append(bool(row["passed"]))
-            datasets.setdefault(row["task_id"], str(row.get("dataset") or ""))
-    return problems, outcomes, datasets
-
-
-def audit_runs(run_dirs: Sequence[str | Path], config: HintsConfig) -> list[ProblemAudit]:
-    """The audit of every problem in the runs, in (dataset, natural task id) order."""
-    loaded = [
-        (Path(d), *read_run_results(Path(d), config.settings, models=config.models))
-        for d in run_dirs
-    ]
+def audit_runs(runs: Sequence[Run | str | Path], config: HintsConfig) -> list[ProblemAudit]:
+    """The audit of every problem in the runs (each a `Run` or its directory), in (dataset,
+    natural task id) order."""
+    loaded = []
+    for run in map(open_run, runs):
+        found = run.outcomes(config.settings, models=config.models)
+        loaded.append((run.path, run.problems_by_id(), found.passed, found.datasets))
     pairs = sorted({(m, s) for _, _, outcomes, _ in loaded for m, s, _ in outcomes})
     if not pairs:
         raise UserError(
@@ -615,8 +572,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = from_mapping(HintsConfig, overrides_from_args(args, HintsConfig), "hints")
-    run_dirs = [Path(d) for d in args.run_dirs]
-    audits = audit_runs(run_dirs, config)
+    runs = [open_run(d) for d in args.run_dirs]
+    audits = audit_runs(runs, config)
+    run_dirs = [run.path for run in runs]
     first = run_dirs[0]
     out = Path(config.out) if config.out else analysis_dir(first, NAME)
     paths = write_outputs(audits, out, run_dirs, config)

@@ -49,17 +49,16 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.common.progress import progress_bar
 from benchmarks.common.rundir import path_slug
 from benchmarks.execution import ExecutionConfig, TableBatch, TableJob, TableResult, call_tables
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.loaders.humanevalplus import python_literal
-from benchmarks.problem import Problem, read_problems
+from benchmarks.problem import Problem
 from benchmarks.report import esc, figure_html, filtered_tables, html_document, natural_key
 from benchmarks.report._plots import scatter_chart
+from benchmarks.report.sections import analysis_dir, write_section
 from benchmarks.stats import is_defined, mean, pearson, pearson_interval
-from boi.analysis import analysis_dir, open_run, write_section
 from boi.analysis.hints import HintsConfig, audit_runs
 from boi.analysis.leak_cases import (
     Case,
@@ -73,7 +72,7 @@ from boi.analysis.leak_cases import (
     stdio_key,
 )
 from boi.reporting import rebuild_run_report
-from boi.runner import RunConfig
+from boi.run_reader import Run, open_run
 from perturb.blocks import SplitError, split_blocks
 
 NAME = "leaks"
@@ -582,7 +581,7 @@ class Correlation:
 
 
 def drop_examples_correlations(
-    run_dir: Path,
+    run: Run,
     audits: Sequence[ProblemLeaks],
     config: LeaksConfig,
     resamples: int,
@@ -592,7 +591,7 @@ def drop_examples_correlations(
     The effect is the original pass rate minus the Drop Ex pass rate, in points, read as
     `boi analyze hints` reads the run (a Drop Ex variant the transformation left unchanged is
     no evidence and gives no point)."""
-    panel = audit_runs([run_dir], HintsConfig(settings=config.settings, models=config.models))
+    panel = audit_runs([run], HintsConfig(settings=config.settings, models=config.models))
     shares = {(a.dataset, a.task_id): a.leak_share for a in audits}
     by_member: dict[str, list[tuple[str, float, float]]] = {}
     for problem in panel:
@@ -897,17 +896,14 @@ def run(args: argparse.Namespace) -> int:
         )
         paths["html"] = page
     else:
-        run_dir = Path(args.run_dir)
-        opened = open_run(run_dir)
-        run_config = from_mapping(RunConfig, opened.config, "config")
+        opened = open_run(args.run_dir)
+        run_dir = opened.path
+        run_config = opened.run_config
         # The run names each problem's dataset by its spec's label (the results' `dataset`).
-        labels = {
-            str(row["task_id"]): str(row.get("dataset") or "")
-            for _, row in iter_jsonl(run_dir / "problems.jsonl")
-        }
+        labels = opened.dataset_labels()
         problems = [
             p.replace(benchmark=labels.get(p.task_id) or p.benchmark)
-            for p in read_problems(run_dir / "problems.jsonl")
+            for p in opened.problems()
             if not p.lineage
         ]
         audits, stages = audit_problems(
@@ -917,7 +913,7 @@ def run(args: argparse.Namespace) -> int:
         summaries = summaries_of(audits)
         resamples = run_config.bootstrap
         correlations = drop_examples_correlations(
-            run_dir, audits, config, resamples, run_config.perturb_seed
+            opened, audits, config, resamples, run_config.perturb_seed
         )
         out = Path(config.out) if config.out else analysis_dir(run_dir, NAME)
         timings["total"] = round(time.perf_counter() - started, 2)

@@ -51,7 +51,7 @@ from benchmarks.common.config import (
     to_dict,
 )
 from benchmarks.common.errors import UserError, suggest
-from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
+from benchmarks.common.jsonl import JsonlAppender, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
 from benchmarks.execution import execute_samples
@@ -62,10 +62,11 @@ from benchmarks.generation import (
 )
 from benchmarks.problem import Problem
 from benchmarks.report import esc, filtered_tables, natural_key
+from benchmarks.report.sections import analysis_dir, write_section
 from benchmarks.robustness import solved
-from boi.analysis import analysis_dir, open_run, write_section
-from boi.analysis.hints import check_threshold, read_run_results
+from boi.analysis.hints import check_threshold
 from boi.reporting import rebuild_run_report
+from boi.run_reader import Outcomes, Run, open_run
 from boi.runner import CriticSpec, RunConfig, SettingSpec, prompt_groups
 from critic.annotate import score_problems
 from critic.scoring import load_scorer
@@ -142,17 +143,19 @@ class MinimalConfig:
 
 
 @dataclass
-class RunView:
-    """What the search needs of a run directory."""
+class Scope:
+    """Where in the run the search works: the run, the setting and seeds whose samples test a
+    candidate, the original problems, and how each model did on them there."""
 
-    run_dir: Path
-    config: RunConfig
+    run: Run
     setting: SettingSpec
     seeds: tuple[int, ...]
     originals: dict[str, Problem]
-    problems: list[Problem]
-    outcomes: dict[tuple[str, str, str], list[bool]]
-    datasets: dict[str, str]
+    outcomes: Outcomes
+
+    @property
+    def config(self) -> RunConfig:
+        return self.run.run_config
 
     @property
     def cost(self) -> int:
@@ -160,16 +163,10 @@ class RunView:
         return self.setting.decoding.n * len(self.seeds)
 
 
-def read_run(run_dir: Path, config: MinimalConfig) -> RunView:
-    """The run's config, problems and original outcomes; one sentence when it will not do."""
-    run = open_run(run_dir)
-    try:
-        run_config = from_mapping(RunConfig, run.config, "config")
-    except UserError as err:
-        raise UserError(
-            f"{run_dir} was written by an incompatible boi version (its manifest's config does "
-            f"not load: {str(err).rstrip('.')}); rerun boi run into a new directory."
-        ) from None
+def read_run(run: Run | str | Path, config: MinimalConfig) -> Scope:
+    """The search's scope in a run (a `Run` or its directory); one sentence when it will not do."""
+    run = open_run(run)
+    run_dir, run_config = run.path, run.run_config
     settings = {s.label: s for s in run_config.settings}
     label = config.setting or run_config.settings[0].label
     if label not in settings:
@@ -188,8 +185,8 @@ def read_run(run_dir: Path, config: MinimalConfig) -> RunView:
             raise UserError(
                 f"--model {model!r} is not a model of {run_dir}; it has {', '.join(sorted(models))}."
             )
-    problems, outcomes, datasets = read_run_results(run_dir, (label,), seeds)
-    originals = {t: p for t, p in problems.items() if not p.lineage}
+    outcomes = run.outcomes((label,), seeds)
+    originals = {t: p for t, p in run.problems_by_id().items() if not p.lineage}
     missing = [t for t in config.task_ids if t not in originals]
     if missing:
         # Not an empty analysis with exit 0: an id the run does not hold is a typo to fix.
@@ -198,22 +195,13 @@ def read_run(run_dir: Path, config: MinimalConfig) -> RunView:
             f"--task-id {missing[0]!r} is not a problem of {run_dir}{suggest(missing[0], originals)}; "
             f"its problems are {shown}{' ...' if len(originals) > 5 else ''}."
         )
-    view = RunView(
-        run_dir,
-        run_config,
-        settings[label],
-        tuple(seeds),
-        originals,
-        list(problems.values()),
-        outcomes,
-        datasets,
-    )
-    if config.budget < view.cost:
+    scope = Scope(run, settings[label], tuple(seeds), originals, outcomes)
+    if config.budget < scope.cost:
         raise UserError(
-            f"--budget {config.budget} is below one candidate's cost of {view.cost} samples "
-            f"(n={view.setting.decoding.n} x {len(seeds)} seeds); raise it or pass fewer --seeds."
+            f"--budget {config.budget} is below one candidate's cost of {scope.cost} samples "
+            f"(n={scope.setting.decoding.n} x {len(seeds)} seeds); raise it or pass fewer --seeds."
         )
-    return view
+    return scope
 
 
 def _decision(removed: Mapping[str, Any]) -> KeywordDecision:
@@ -235,15 +223,15 @@ def _decision(removed: Mapping[str, Any]) -> KeywordDecision:
     )
 
 
-def droppable_keywords(view: RunView) -> dict[str, tuple[KeywordDecision, ...]]:
+def droppable_keywords(scope: Scope) -> dict[str, tuple[KeywordDecision, ...]]:
     """source -> its droppable keywords: from the run's keyword lineage, or recomputed with the
     run's keyword config when the run applied no keyword transformation."""
-    if not any(t in view.config.transforms for t in KEYWORD_TRANSFORMS):
-        originals = sorted(view.originals.values(), key=lambda p: natural_key(p.task_id))
-        analyses = analyze_keywords(originals, view.config.keywords)
+    if not any(t in scope.config.transforms for t in KEYWORD_TRANSFORMS):
+        originals = sorted(scope.originals.values(), key=lambda p: natural_key(p.task_id))
+        analyses = analyze_keywords(originals, scope.config.keywords)
         return {a.task_id: a.droppable for a in analyses}
-    found: dict[str, dict[str, KeywordDecision]] = {s: {} for s in view.originals}
-    for problem in view.problems:
+    found: dict[str, dict[str, KeywordDecision]] = {s: {} for s in scope.originals}
+    for problem in scope.run.problems():
         if not problem.lineage or problem.source_task_id not in found:
             continue
         step = problem.lineage[-1]
@@ -335,15 +323,14 @@ class CriticScores:
     """Critic summaries by prompt: from the run's critic.jsonl (same scorer), then our own
     append-only log; the scorer is loaded only when a prompt is new to both."""
 
-    def __init__(self, path: Path, run_dir: Path, critic: CriticSpec) -> None:
+    def __init__(self, path: Path, run: Run, critic: CriticSpec) -> None:
         self.critic = critic
         self.key = config_hash({"kind": critic.kind, "scorer": to_dict(critic.scorer)})
         self.scored = 0
         self._scorer: Any = None
         self._known: dict[str, ScoreSummary] = {}
-        run_critic = run_dir / "critic.jsonl"
-        if critic.enabled and run_critic.is_file():
-            for _, obj in iter_jsonl(run_critic, tolerate_torn_tail=True):
+        if critic.enabled:
+            for obj in run.critic_records():
                 fields = obj.get("critic")
                 if isinstance(fields, Mapping) and "logprob" in fields and "prompt" in obj:
                     self._known[_sha(obj["prompt"])] = ScoreSummary.from_json(fields)
@@ -492,17 +479,17 @@ class MinimalSearch:
 
     def __init__(
         self,
-        view: RunView,
+        scope: Scope,
         config: MinimalConfig,
         out: Path,
         log: Callable[[str], None] = print,
     ) -> None:
-        self.view = view
+        self.scope = scope
         self.config = config
         self.out = out
         self.log = log
         self.timings: dict[str, float] = {}
-        critic = view.config.critic
+        critic = scope.config.critic
         threshold = (
             config.min_similarity if config.min_similarity is not None else critic.min_similarity
         )
@@ -511,8 +498,8 @@ class MinimalSearch:
             t.name: t
             for t in bind_transforms(
                 ("drop_all", "anon_drop_all", "anonymize", "drop_examples", "anon_drop_examples"),
-                view.config.transform_params,
-                view.config.anonymous_name,
+                scope.config.transform_params,
+                scope.config.anonymous_name,
             )
         }
         self._backends: dict[str, Backend] = {}
@@ -521,7 +508,7 @@ class MinimalSearch:
     def _backend(self, model: str) -> Backend:
         """The model's backend, loaded the first time a candidate needs it."""
         if model not in self._backends:
-            spec = next(m for m in self.view.config.models if m.label == model)
+            spec = next(m for m in self.scope.config.models if m.label == model)
             self._backends[model] = load_backend(spec)
         return self._backends[model]
 
@@ -529,28 +516,28 @@ class MinimalSearch:
         """A search per (model, problem) the run solved on the original, in a fixed order."""
         threshold = self.config.pass_threshold
         found = []
-        models = self.config.models or tuple(m.label for m in self.view.config.models)
+        models = self.config.models or tuple(m.label for m in self.scope.config.models)
         for model in sorted(models, key=natural_key):
-            for source in sorted(self.view.originals, key=natural_key):
+            for source in sorted(self.scope.originals, key=natural_key):
                 if self.config.task_ids and source not in self.config.task_ids:
                     continue
-                passed = self.view.outcomes.get((model, self.view.setting.label, source))
+                passed = self.scope.outcomes.passed.get((model, self.scope.setting.label, source))
                 if passed and solved(sum(passed), len(passed), threshold):
-                    dataset = self.view.datasets.get(source, "")
+                    dataset = self.scope.outcomes.datasets.get(source, "")
                     found.append(Search(model, dataset, source, sum(passed), len(passed)))
         return found
 
     def run(self) -> tuple[list[Search], dict[str, Ladder]]:
-        view = self.view
+        scope = self.scope
         searches = self.searches()
-        keywords = droppable_keywords(view) if searches else {}
-        scores = CriticScores(self.out / "critic_scores.jsonl", view.run_dir, view.config.critic)
+        keywords = droppable_keywords(scope) if searches else {}
+        scores = CriticScores(self.out / "critic_scores.jsonl", scope.run, scope.config.critic)
         ladders = {
             s.source: Ladder(
-                view.originals[s.source],
+                scope.originals[s.source],
                 keywords.get(s.source, ()),
                 self.transforms,
-                view.config.perturb_seed,
+                scope.config.perturb_seed,
                 scores,
                 self.gate,
             )
@@ -597,25 +584,25 @@ class MinimalSearch:
     ) -> Candidate | None:
         """Walk `search` through candidates already tested; the next one to test, or None when
         it is finished (flipped, out of budget, or out of candidates)."""
-        view, config = self.view, self.config
+        scope, config = self.scope, self.config
         while search.outcome is None:
             candidate = ladder.get(search.position)
             if candidate is None:
                 search.outcome = "exhausted"
-            elif search.spent + view.cost > config.budget:
+            elif search.spent + scope.cost > config.budget:
                 search.outcome = "budget"
             else:
                 key = _test_key(
                     search.model,
-                    view.setting.label,
-                    view.seeds,
+                    scope.setting.label,
+                    scope.seeds,
                     search.source,
                     candidate.prompt_sha256,
                 )
                 record = index.get(key)
                 if record is None:
                     return candidate
-                search.spent += view.cost
+                search.spent += scope.cost
                 search.position += 1
                 search.tested.append(record)
                 if not solved(record["passed"], record["samples"], config.pass_threshold):
@@ -629,8 +616,8 @@ class MinimalSearch:
 
     def _test(self, batch: Sequence[tuple[Search, Candidate]]) -> Iterable[dict[str, Any]]:
         """Generate and execute the run's samples for one candidate per search."""
-        view = self.view
-        setting = view.setting
+        scope = self.scope
+        setting = scope.setting
         samples: list[dict[str, Any]] = []
         problems: dict[str, Problem] = {}
         by_model: dict[str, list[Candidate]] = {}
@@ -646,8 +633,8 @@ class MinimalSearch:
             generated, totals = sample_prompts(
                 backend,
                 prompt_groups(variants, setting.decoding),
-                view.seeds,
-                view.run_dir / "generations.jsonl",
+                scope.seeds,
+                scope.run.generations_path,
             )
             self.generated += totals.generated
             samples += [
@@ -664,7 +651,7 @@ class MinimalSearch:
         report = execute_samples(
             problems,
             samples,
-            view.config.execution,
+            scope.config.execution,
             self.out / "executions" / f"{digest}.jsonl",
             progress=progress_bar(len(samples), "execute"),
         )
@@ -675,11 +662,11 @@ class MinimalSearch:
             got = passed.get((search.model, candidate.problem.task_id), [])
             yield {
                 "test_key": _test_key(
-                    search.model, setting.label, view.seeds, search.source, candidate.prompt_sha256
+                    search.model, setting.label, scope.seeds, search.source, candidate.prompt_sha256
                 ),
                 "model": search.model,
                 "setting": setting.label,
-                "seeds": list(view.seeds),
+                "seeds": list(scope.seeds),
                 "source_task_id": search.source,
                 "key": candidate.key,
                 "size": candidate.size,
@@ -694,7 +681,7 @@ class MinimalSearch:
 
 
 def summarize(
-    searches: Sequence[Search], config: MinimalConfig, view: RunView, gate: PlausibilityGate
+    searches: Sequence[Search], config: MinimalConfig, scope: Scope, gate: PlausibilityGate
 ) -> dict[str, Any]:
     """The flip rate within the budget, overall and per model."""
 
@@ -716,11 +703,11 @@ def summarize(
 
     models = sorted({s.model for s in searches}, key=natural_key)
     return {
-        "run_dir": str(view.run_dir),
-        "setting": view.setting.label,
-        "seeds": list(view.seeds),
+        "run_dir": str(scope.run.path),
+        "setting": scope.setting.label,
+        "seeds": list(scope.seeds),
         "budget": config.budget,
-        "samples_per_candidate": view.cost,
+        "samples_per_candidate": scope.cost,
         "pass_threshold": config.pass_threshold,
         "min_similarity": gate.min_similarity,
         "measure": gate.measure,
@@ -817,24 +804,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def minimal_search(
-    run_dir: str | Path,
+    run: Run | str | Path,
     config: MinimalConfig,
     *,
     log: Callable[[str], None] = print,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Path]:
-    """Run (or resume) the search; returns minimal.jsonl's records, the summary and the folder
-    they were written to."""
-    run_dir = Path(run_dir)
-    view = read_run(run_dir, config)
+    """Run (or resume) the search in a run (a `Run` or its directory); returns minimal.jsonl's
+    records, the summary and the folder they were written to."""
+    scope = read_run(run, config)
+    run_dir = scope.run.path
     out = Path(config.out) if config.out else analysis_dir(run_dir, NAME)
     out.mkdir(parents=True, exist_ok=True)
-    search = MinimalSearch(view, config, out, log)
+    search = MinimalSearch(scope, config, out, log)
     searches, ladders = search.run()
     records = [
-        s.to_json(view.setting.label, view.seeds, config.budget, ladders[s.source])
+        s.to_json(scope.setting.label, scope.seeds, config.budget, ladders[s.source])
         for s in searches
     ]
-    summary = summarize(searches, config, view, search.gate)
+    summary = summarize(searches, config, scope, search.gate)
     summary["timings_s"] = search.timings
     write_jsonl(out / "minimal.jsonl", records)
     write_text_atomic(
