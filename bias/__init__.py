@@ -16,3 +16,6 @@ BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 DATA_DIR = Path(__file__).parent / "data"
 """The suites' data files: Liu's modifiers, dimensions and templates; the fairness tests'
 attributes, value pools, prompt variants and mitigation strategies."""
+FAIRNESS_SUITES = ("socialbias_bench", "cbs_prompts")
+"""The fairness tests' suites (`bias.fairness_tests.tasks`); here because `bias.completions`,
+which serves both halves, tells their ids apart without importing that subpackage."""

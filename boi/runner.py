@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchmarks.common.config import from_mapping, load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
@@ -35,7 +35,7 @@ from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.models import check_backends, check_local_model
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import RunDir, path_slug, read_marker, recorded_spelling
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
@@ -52,10 +52,19 @@ from benchmarks.generation import (
     unread_replies_warning,
 )
 from benchmarks.loaders import LoadResult, dataset_help, load_benchmark
-from benchmarks.problem import Problem
-from benchmarks.report import ReportPaths, build_report
-from boi.analysis import report_sections
-from boi.shards import Shard
+from benchmarks.problem import Problem, read_problems
+from benchmarks.report import ReportPaths, build_report, read_results
+from benchmarks.report.sections import report_sections
+from benchmarks.study import (
+    ClaimSpec,
+    Estimate,
+    Shard,
+    StudyOutcome,
+    StudyRun,
+    estimate_study,
+    prompt_counts,
+    run_study,
+)
 from critic.annotate import annotate_file
 from critic.scoring import SCORERS, HFScorerConfig, load_scorer
 from critic.similarity import PlausibilityGate, canonical_measure, read_similarities
@@ -301,14 +310,6 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
     return load_config(RunConfig, path, overrides)
 
 
-@dataclass
-class RunOutcome:
-    out_dir: Path
-    table_markdown: str
-    summary_line: str
-    generation: dict[str, Any]
-
-
 # Options added after run directories existed, with the value that means what those runs did:
 # at that value they are left out of the identity, so older directories still resume.
 _LATER_OPTIONS = {"random_seeds": 1}
@@ -354,35 +355,6 @@ def check_run_models(config: RunConfig) -> None:
             check_local_model(
                 scorer.model, getattr(scorer, "revision", None), what="critic.scorer.model"
             )
-
-
-def _claim(config: RunConfig, out: Path, shard: Shard | None) -> RunDir:
-    recorded = read_marker(out)
-    # `./runs/x`, `runs/x/` and the absolute path name one directory, and the one holding the
-    # manifest is the run: its identity is hashed with out_dir as the run first spelled it.
-    config = dataclasses.replace(config, out_dir=recorded_spelling(out, config.out_dir))
-    digest = run_hash(config)
-    if recorded is not None and recorded.get("config_hash") == config_hash(config.to_json()):
-        # Written when the hash covered every option (before run_identity): still this run.
-        digest = config_hash(config.to_json())
-    if recorded is not None and recorded.get("shard") != (shard.label if shard else None):
-        was = recorded.get("shard") or "the whole run"
-        now = shard.label if shard else "the whole run"
-        raise UserError(
-            f"{out} holds shard {was} of this run, not {now}; use another --out, or the same "
-            "--shard to resume it."
-        )
-    return RunDir.claim(
-        out,
-        config.to_json(),
-        digest=digest,
-        inputs={d.label: d.data for d in config.datasets if d.data},
-        record={
-            "seeds": list(config.seeds),
-            "work_hash": work_hash(config),
-            "shard": shard.label if shard else None,
-        },
-    )
 
 
 def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
@@ -578,13 +550,195 @@ def _sample_setting(
     return rows, totals
 
 
+class RobustnessStudy:
+    """`boi run` as a study (`benchmarks.study`): its units are source problems (every variant
+    of a problem in one shard), its cells every model x setting, each sampled over the seeds,
+    executed in the sandbox and reported as pass@k per transformation."""
+
+    command: ClassVar[str] = "boi run"
+    # Written by every shard for the whole run, so identical in every shard.
+    whole_run_files: ClassVar[tuple[str, ...]] = (
+        "problems.jsonl", "not_applied.jsonl", "critic_input.jsonl", "critic.jsonl",
+    )  # fmt: skip
+    split_files: ClassVar[tuple[str, ...]] = ("results/*/*.jsonl",)
+
+    def __init__(
+        self, config: RunConfig, reuse_generations: Sequence[str | os.PathLike[str]] = ()
+    ) -> None:
+        self.config = config
+        self.reuse_generations = [Path(p) for p in reuse_generations]
+        self._datasets: list[LoadResult] = []
+
+    @classmethod
+    def from_config(cls, config_json: Mapping[str, Any]) -> RobustnessStudy:
+        return cls(load_run_config(None, dict(config_json)))
+
+    def claim_spec(self, out_dir: str) -> ClaimSpec:
+        config = dataclasses.replace(self.config, out_dir=out_dir)
+        return ClaimSpec(
+            config=config.to_json(),
+            digest=run_hash(config),
+            work_hash=work_hash(config),
+            inputs={d.label: d.data for d in config.datasets if d.data},
+            record={"seeds": list(config.seeds)},
+            # Written when the hash covered every option (before run_identity): still this run.
+            also_accepted=(config_hash(config.to_json()),),
+        )
+
+    def load(self, log: Callable[[str], None]) -> None:
+        check_run_models(self.config)  # a wrong model fails now, not after perturbation
+        for source in self.reuse_generations:
+            if not source.is_file():
+                raise UserError(
+                    f"--reuse-generations {source} is not a file; pass another run's generations.jsonl."
+                )
+        self._datasets = load_datasets(self.config)
+
+    def execute(self, run: StudyRun) -> StudyOutcome:
+        config, out, log = self.config, run.path, run.log
+        if self.reuse_generations:
+            with GenerationCache(out / "generations.jsonl") as cache:
+                for source in self.reuse_generations:
+                    log(f"[boi run] reused {cache.import_from(source)} samples from {source}")
+        with stage("perturb", log, run.timings, "boi run"):
+            variants, dataset_of = _perturb(config, out, log, self._datasets)
+        similarity: dict[str, float] = {}
+        if config.critic.enabled:
+            with stage("critic", log, run.timings, "boi run"):
+                variants, similarity = _critic_gate(config, out, variants, log)
+        owned = run.owned([v.source_task_id for v in variants])
+        problems = {v.task_id: v for v in variants if owned(v.source_task_id)}
+        results: list[dict[str, Any]] = []
+        generation_totals = SamplingTotals()
+        for spec in config.models:
+            label = spec.label
+            with stage(f"load {label}", log, run.timings, "boi run"):
+                backend = load_backend(spec)
+                # Every variant, not only a shard's: what a backend derives from the problems
+                # (the reference backend's solution per prompt, its identity) is then the
+                # whole run's.
+                for note in backend.prepare(variants):
+                    log(f"  {note}")
+            for setting in config.settings:
+                samples, totals = _sample_setting(config, run.dir, backend, label, setting, problems, dataset_of, log)  # fmt: skip
+                generation_totals.add(totals)
+                results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
+                with stage(f"execute {label} {setting.label}", log, run.timings, "boi run"):
+                    report = execute_samples(
+                        problems,
+                        samples,
+                        config.execution,
+                        results_path,
+                        progress=progress_bar(len(samples), f"execute {setting.label}"),
+                    )
+                log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
+                results += report.results
+        generation = generation_totals.to_json()
+        if run.shard is not None:
+            return StudyOutcome(out, "", "", generation)
+        with stage("report", log, run.timings, "boi run"):
+            return self._outcome(out, results, problems, similarity, generation)
+
+    def _outcome(
+        self,
+        out: Path,
+        results: list[dict[str, Any]],
+        problems: Mapping[str, Problem],
+        similarity: Mapping[str, float],
+        generation: dict[str, Any],
+    ) -> StudyOutcome:
+        paths = build_run_report(self.config, out, results, problems, similarity)
+        table = Path(paths.table_md).read_text(encoding="utf-8")
+        summary = summary_line(out, Path(paths.table_json), results, generation)
+        record = {"report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+        return StudyOutcome(out, table, summary, generation, record, paths)
+
+    def estimate(self, log: Callable[[str], None]) -> Estimate:
+        """Generation is counted as the sampling loop does it: each distinct prompt text of a
+        kind is generated n times per seed and setting, for every model; every variant's
+        samples are executed. The perturbation runs (it decides the variants), the critic does
+        not."""
+        config = self.config
+        variants, _ = _perturb(config, None, log)
+        functions = [v.prompt for v in variants if not v.is_stdio]
+        programs = [v.prompt for v in variants if v.is_stdio]
+        distinct = len(set(functions)) + len(set(programs))
+        requested = generations = prompt_tokens = output_tokens = 0
+        for _ in config.models:
+            for setting in config.settings:
+                decoding = setting.decoding
+                requested += len(variants) * decoding.n * len(config.seeds)
+                for prompts in (functions, programs):
+                    _, made, tokens, most = prompt_counts(
+                        prompts, decoding.n, len(config.seeds), decoding.max_new_tokens
+                    )
+                    generations += made
+                    prompt_tokens += tokens
+                    output_tokens += most
+        gated = (
+            " (before the critic gate, which can only remove variants)"
+            if config.critic.enabled
+            else ""
+        )
+        return Estimate(
+            units=f"variants: {len(variants)}{gated}",
+            distinct_prompts=distinct,
+            requested_samples=requested,
+            generations=generations,
+            prompt_tokens=prompt_tokens,
+            max_output_tokens=output_tokens,
+            executions=requested,
+            cells=f"{len(config.models)} models x {len(config.settings)} settings x "
+            f"{len(config.seeds)} seeds",
+        )
+
+    def _variants(self, out: Path) -> tuple[list[Problem], dict[str, float]]:
+        """The run's variants past the critic gate, and the critic's similarities, from its
+        whole-run files."""
+        config = self.config
+        every = read_problems(out / "problems.jsonl")
+        similarity = (
+            read_similarities(out / "critic.jsonl", config.critic.measure)
+            if config.critic.enabled
+            else {}
+        )
+        rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
+        return [v for v in every if v.task_id not in rejected], similarity
+
+    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
+        """The unsharded run's order of a results file's rows: seed, then functions before
+        programs, then the variant's place in the run, then the sample's index (see
+        `prompt_groups` and `sample_prompts`)."""
+        variants, _ = self._variants(out)
+        seed_rank = {seed: i for i, seed in enumerate(self.config.seeds)}
+        place = {v.task_id: (int(v.is_stdio), i) for i, v in enumerate(variants)}
+
+        def key(row: dict[str, Any]) -> tuple[int, ...]:
+            kind, position = place[row["task_id"]]
+            return (seed_rank[row["seed"]], kind, position, int(row["sample_index"]))
+
+        return key
+
+    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
+        variants, similarity = self._variants(run.path)
+        results: list[dict[str, Any]] = []
+        for spec in self.config.models:
+            for setting in self.config.settings:
+                path = run.path / "results" / spec.label / f"{path_slug(setting.label)}.jsonl"
+                if path.is_file():
+                    results += read_results(path)
+        generation = SamplingTotals().to_json()
+        problems = {v.task_id: v for v in variants}
+        return self._outcome(run.path, results, problems, similarity, generation)
+
+
 def run_experiment(
     config: RunConfig,
     log: Callable[[str], None] = print,
     shard: Shard | None = None,
     reuse_generations: Sequence[str | os.PathLike[str]] = (),
-) -> RunOutcome:
-    """Run (or resume) the whole experiment; returns where the report is and its table.
+) -> StudyOutcome:
+    """Run (or resume) `boi run`'s study; returns where the report is and its table.
 
     With `shard`, generate and execute only the shard's problems (every variant of a problem
     lands in one shard); the perturbation and the critic still see every problem, so each
@@ -594,123 +748,11 @@ def run_experiment(
     the same model, prompt and decoding are ever used), e.g. a run over HumanEval reused by one
     over HumanEval and HumanEval+.
     """
-    out = Path(config.out_dir)
-    check_run_models(config)  # a wrong model fails now, not after the perturbation and critic
-    sources = [Path(p) for p in reuse_generations]
-    for source in sources:
-        if not source.is_file():
-            raise UserError(
-                f"--reuse-generations {source} is not a file; pass another run's generations.jsonl."
-            )
-    # Every input is read and checked before the directory is claimed (see load_datasets).
-    datasets = load_datasets(config)
-    run = _claim(config, out, shard)
-    if sources:
-        with GenerationCache(run.path / "generations.jsonl") as cache:
-            for source in sources:
-                log(f"[boi run] reused {cache.import_from(source)} samples from {source}")
-
-    with stage("perturb", log, run.timings, "boi run"):
-        variants, dataset_of = _perturb(config, out, log, datasets)
-    similarity: dict[str, float] = {}
-    if config.critic.enabled:
-        with stage("critic", log, run.timings, "boi run"):
-            variants, similarity = _critic_gate(config, out, variants, log)
-    problems = {v.task_id: v for v in (shard.select(variants) if shard else variants)}
-    if shard:
-        log(f"  shard {shard.label}: {len(problems)} of {len(variants)} variants")
-    results: list[dict[str, Any]] = []
-    generation_totals = SamplingTotals()
-    for spec in config.models:
-        label = spec.label
-        with stage(f"load {label}", log, run.timings, "boi run"):
-            backend = load_backend(spec)
-            # Every variant, not only a shard's: what a backend derives from the problems (the
-            # reference backend's solution per prompt, its identity) is then the whole run's.
-            for note in backend.prepare(variants):
-                log(f"  {note}")
-        for setting in config.settings:
-            samples, totals = _sample_setting(config, run, backend, label, setting, problems, dataset_of, log)  # fmt: skip
-            generation_totals.add(totals)
-            results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
-            with stage(f"execute {label} {setting.label}", log, run.timings, "boi run"):
-                report = execute_samples(
-                    problems,
-                    samples,
-                    config.execution,
-                    results_path,
-                    progress=progress_bar(len(samples), f"execute {setting.label}"),
-                )
-            log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
-            results += report.results
-
-    generation = generation_totals.to_json()
-    if shard:
-        run.complete(generation=generation)
-        summary = (
-            f"boi run: shard {shard.label}: {len(results)} samples executed, "
-            f"{generation['generated']} generated ({generation['cache_hits']} from cache); "
-            f"when every shard is done: boi merge OUT {out} ..."
-        )
-        return RunOutcome(out, "", summary, generation)
-    with stage("report", log, run.timings, "boi run"):
-        paths = build_run_report(config, out, results, problems, similarity)
-        table = Path(paths.table_md).read_text(encoding="utf-8")
-    run.complete(
-        generation=generation,
-        report={k: str(v) for k, v in dataclasses.asdict(paths).items()},
-    )
-    summary = summary_line(out, Path(paths.table_json), results, generation)
-    return RunOutcome(out, table, summary, generation)
+    return run_study(RobustnessStudy(config, reuse_generations), shard=shard, log=log)
 
 
-# Characters per token of code in the BPE vocabularies code models use (GPT-2's, CodeGen's,
-# StarCoder's, Qwen's: 3 to 4.5 on HumanEval prompts); the estimate says it is one.
-CHARS_PER_TOKEN = 4.0
-
-
-@dataclass
-class RunEstimate:
-    """What a run will do, counted before anything is generated (`boi run --dry-run`)."""
-
-    variants: int
-    distinct_prompts: int
-    requested_samples: int
-    generations: int
-    prompt_tokens: int
-    max_output_tokens: int
-    executions: int
-    critic_gated: bool
-    tokens_per_second: float | None = None
-    gpus: int = 1
-
-    @property
-    def gpu_hours(self) -> float | None:
-        if not self.tokens_per_second:
-            return None
-        return self.max_output_tokens / self.tokens_per_second / 3600
-
-    def lines(self) -> list[str]:
-        gated = (
-            " (before the critic gate, which can only remove variants)" if self.critic_gated else ""
-        )
-        lines = [
-            f"variants: {self.variants}{gated}; distinct prompts: {self.distinct_prompts}",
-            f"samples: {self.requested_samples} requested, {self.generations} generated "
-            "(identical prompts share samples)",
-            f"tokens: about {self.prompt_tokens:,} prompt tokens ({CHARS_PER_TOKEN:g} characters "
-            f"per token), at most {self.max_output_tokens:,} generated (max_new_tokens)",
-            f"executions: {self.executions}",
-        ]
-        hours = self.gpu_hours
-        if hours is None:
-            lines.append("time: give --tokens-per-second (one GPU's decode throughput) for hours")
-        else:
-            lines.append(
-                f"time at {self.tokens_per_second:g} tokens/s per GPU: at most {hours:.1f} GPU-hours, "
-                f"{hours / self.gpus:.1f} h on {self.gpus} GPU{'s' if self.gpus != 1 else ''}"
-            )
-        return lines
+RunOutcome = StudyOutcome
+"""`boi run`'s outcome: the study driver's."""
 
 
 def estimate_run(
@@ -719,43 +761,11 @@ def estimate_run(
     *,
     tokens_per_second: float | None = None,
     gpus: int = 1,
-) -> RunEstimate:
+) -> Estimate:
     """Count what `run_experiment(config)` will generate and execute, generating, executing
-    and writing nothing: the perturbation runs (it decides the variants), the critic does not.
-
-    Generation is counted as the sampling loop does it: each distinct prompt text of a kind is
-    generated n times per seed and setting, for every model; every variant's samples are
-    executed. Output tokens are an upper bound (every sample runs to max_new_tokens)."""
-    if tokens_per_second is not None and tokens_per_second <= 0:
-        raise UserError(f"--tokens-per-second is {tokens_per_second}; give a positive rate.")
-    if gpus < 1:
-        raise UserError(f"--gpus is {gpus}; give at least 1.")
-    variants, _ = _perturb(config, None, log)
-    distinct: dict[tuple[bool, str], None] = {}
-    for v in variants:
-        distinct.setdefault((v.is_stdio, v.prompt), None)
-    prompt_chars = sum(len(text) for _, text in distinct)
-    requested = generations = prompt_tokens = output_tokens = 0
-    for _ in config.models:
-        for setting in config.settings:
-            decoding = setting.decoding
-            per_seed = len(distinct) * decoding.n
-            requested += len(variants) * decoding.n * len(config.seeds)
-            generations += per_seed * len(config.seeds)
-            # One request per distinct prompt and seed; its n samples share the prompt.
-            prompt_tokens += round(prompt_chars / CHARS_PER_TOKEN) * len(config.seeds)
-            output_tokens += per_seed * len(config.seeds) * decoding.max_new_tokens
-    return RunEstimate(
-        variants=len(variants),
-        distinct_prompts=len(distinct),
-        requested_samples=requested,
-        generations=generations,
-        prompt_tokens=prompt_tokens,
-        max_output_tokens=output_tokens,
-        executions=requested,
-        critic_gated=config.critic.enabled,
-        tokens_per_second=tokens_per_second,
-        gpus=gpus,
+    and writing nothing (`RobustnessStudy.estimate`)."""
+    return estimate_study(
+        RobustnessStudy(config), log, tokens_per_second=tokens_per_second, gpus=gpus
     )
 
 

@@ -42,9 +42,9 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
-from boi.merge import merge_runs
+from benchmarks.study.shards import Shard
 from boi.runner import RunConfig, load_run_config, run_experiment
-from boi.shards import Shard
+from boi.studies import merge_runs
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
 DEFAULT_MBPP = (

@@ -91,7 +91,9 @@ def test_a_missing_file_a_directory_and_an_unreadable_file(tmp_path, monkeypatch
     def unreadable(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("bias.completions.iter_jsonl", unreadable)  # chmod 0 is moot for root
+    monkeypatch.setattr(
+        "benchmarks.generation.given.iter_jsonl", unreadable
+    )  # chmod 0 is moot for root
     _refused(path, r"c.jsonl cannot be read \(Permission denied\); check its permissions")
 
 

@@ -114,10 +114,10 @@ def test_the_samples_reader(tmp_path, capsys, kind):
 def test_the_corpus_reader(tmp_path, kind):
     """A copy-search corpus (streamed, tolerant): a bad row is skipped and counted with its
     place, never fatal; BOM and CRLF rows are read."""
-    from benchmarks.copy_index import CorpusSource, IndexConfig, _jsonl_rows
+    from benchmarks.copy_index import Corpus, CorpusSource, IndexConfig
 
     path, line = bad_file(tmp_path, kind)
-    rows = list(_jsonl_rows(CorpusSource("jsonl", str(path)), IndexConfig()))
+    rows = list(Corpus((CorpusSource("jsonl", str(path)),), IndexConfig()).documents())
     texts = [r.text for r in rows if r.skip is None]
     assert texts == [r["content"] for r in expected_records(kind)]
     skipped = [r.name for r in rows if r.skip is not None]
@@ -277,8 +277,8 @@ def test_resume_does_not_depend_on_how_out_is_spelled(finished_run, monkeypatch,
 
 @pytest.fixture
 def shard(tmp_path) -> Path:
+    from benchmarks.study.shards import Shard
     from boi.runner import load_run_config, run_experiment
-    from boi.shards import Shard
 
     out = tmp_path / "shard0"
     config = load_run_config(
@@ -348,7 +348,7 @@ def test_a_string_where_a_list_belongs_is_refused_naming_the_field(tmp_path):
 
 def test_a_temperature_ablation_over_fixed_completions_is_refused(tmp_path):
     from benchmarks.common.config import from_mapping
-    from bias.fairness_tests.experiments import ExperimentConfig
+    from bias.fairness_tests.ablations import ExperimentConfig
 
     completions = tmp_path / "c.jsonl"
     completions.write_text(json.dumps({"task_id": "socialbias_bench/0", "completion": "x"}) + "\n")

@@ -277,7 +277,7 @@ def test_train_classifier_refuses_a_folder_holding_other_things(tmp_path):
 
 
 def test_merge_into_one_of_its_shards_is_refused_before_anything_is_written(tmp_path):
-    from boi.merge import merge_runs
+    from boi.studies import merge_runs
 
     shard = tmp_path / "shard-0"
     shard.mkdir()

@@ -23,7 +23,7 @@ def test_the_estimate_counts_what_the_run_then_does(coin, tmp_path, code_contest
     executed = sum(1 for p in (tmp_path / "run" / "results").rglob("*.jsonl") for _ in p.open())
     assert estimate.executions == executed
     problems = (tmp_path / "run" / "problems.jsonl").read_text().splitlines()
-    assert estimate.variants == len(problems)
+    assert estimate.units == f"variants: {len(problems)}"
     # n=2 + n=1 samples per prompt and seed, 512 new tokens at most each (the default).
     assert estimate.max_output_tokens == estimate.generations * 512
     assert estimate.gpu_hours == pytest.approx(estimate.max_output_tokens / 1000 / 3600)

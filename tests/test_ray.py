@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from benchmarks.common.errors import UserError
-from boi.ray_run import run_on_ray, shard_dirs
-from boi.runner import load_run_config, run_experiment
+from benchmarks.study.ray import run_study_on_ray, shard_dirs
+from boi.runner import RobustnessStudy, load_run_config, run_experiment
 
 ray = pytest.importorskip("ray")
 
@@ -37,7 +37,7 @@ def test_an_unreachable_cluster_is_one_sentence(tmp_path):
     if ray.is_initialized():
         pytest.skip("a Ray instance is already running in this process")
     with pytest.raises(UserError, match=r"could not connect to the Ray cluster at 127\.0\.0\.1:1"):
-        run_on_ray(reference_config(tmp_path / "run"), "127.0.0.1:1", 2)
+        run_study_on_ray(RobustnessStudy(reference_config(tmp_path / "run")), "127.0.0.1:1", 2)
     assert not (tmp_path / "run").exists()
 
 
@@ -51,7 +51,9 @@ def local_cluster():
 def test_ray_shards_merge_into_the_unsharded_report(local_cluster, tmp_path):
     whole = run_experiment(reference_config(tmp_path / "whole" / "run"), lambda m: None)
     lines: list[str] = []
-    merged = run_on_ray(reference_config(tmp_path / "ray" / "run"), None, 2, lines.append)
+    merged = run_study_on_ray(
+        RobustnessStudy(reference_config(tmp_path / "ray" / "run")), None, 2, lines.append
+    )
     for name in REPORT_FILES:
         assert (merged.out_dir / "report" / name).read_bytes() == (
             whole.out_dir / "report" / name

@@ -35,7 +35,8 @@ def test_what_decides_the_numbers_is(tmp_path):
 
 def test_a_run_directory_hashed_the_old_way_resumes(tmp_path):
     """Directories written when the hash covered every option keep resuming."""
-    from boi.runner import _claim
+    from benchmarks.study import claim_study
+    from boi.runner import RobustnessStudy
 
     cfg = config(tmp_path)
     out = tmp_path / "run"
@@ -45,5 +46,5 @@ def test_a_run_directory_hashed_the_old_way_resumes(tmp_path):
     (out / "manifest.json").write_text(
         json.dumps({"config": cfg.to_json(), "config_hash": legacy, "shard": None})
     )
-    run = _claim(cfg, out, None)
+    run = claim_study(RobustnessStudy(cfg), None)
     assert run.resumed and run.config_hash == legacy

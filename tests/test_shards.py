@@ -14,10 +14,10 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
+from benchmarks.study.shards import Shard, parse_shard
 from boi.cli import main
-from boi.merge import merge_runs
 from boi.runner import load_run_config, run_experiment
-from boi.shards import Shard, parse_shard
+from boi.studies import merge_runs
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
 

@@ -33,6 +33,7 @@ BACKENDS: Registry[type[BackendBase]] = Registry(
         "vllm": "benchmarks.generation._vllm:VLLMBackend",
         "openai": "benchmarks.generation._openai:OpenAIBackend",
         "reference": "benchmarks.generation._reference:ReferenceBackend",
+        "completions": "benchmarks.generation.given:GivenCompletionsBackend",
     },
 )
 

@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
@@ -31,7 +31,8 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.rundir import RunDir, path_slug, recorded_spelling
+from benchmarks.common.provenance import config_hash
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
     BackendSpec,
@@ -45,6 +46,15 @@ from benchmarks.generation import (
 )
 from benchmarks.generation._backend import Backend
 from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
+from benchmarks.study import (
+    ClaimSpec,
+    Estimate,
+    StudyOutcome,
+    StudyRun,
+    prompt_counts,
+    run_study,
+    work_hash_of,
+)
 from bias import BUNDLED_CONFIGS
 from bias.completions import read_completions
 from bias.fairness_tests.cases import (
@@ -208,12 +218,8 @@ def load_fairness_config(path: str | None, overrides: dict[str, Any]) -> Fairnes
     return load_config(FairnessRunConfig, path, overrides)
 
 
-@dataclass
-class FairnessOutcome:
-    out_dir: Path
-    report: FairnessReportPaths
-    table_markdown: str
-    summary_line: str
+FairnessOutcome = StudyOutcome
+"""`boi bias test`'s outcome: the study driver's (`report` holds the FairnessReportPaths)."""
 
 
 def _select(tasks: list[FairnessTask], config: FairnessRunConfig) -> list[FairnessTask]:
@@ -465,21 +471,18 @@ def _prompt_text(task: FairnessTask) -> str:
     return task.prompt.strip()
 
 
-def _claim(config: FairnessRunConfig, out: Path, tasks: list[FairnessTask], issues: list[Any]) -> RunDir:  # fmt: skip
-    inputs = {"data": config.data, "completions": config.completions}
-    # Hashed with out_dir as the run first spelled it (`recorded_spelling`): `./runs/x` and
-    # `runs/x/` resume the same run.
-    run = RunDir.claim(
-        out,
-        {**to_dict(config), "out_dir": recorded_spelling(out, config.out_dir)},
-        inputs={name: path for name, path in inputs.items() if path},
-        record={"seeds": list(config.seeds)},
-    )
+def _write_whole_run_files(out: Path, tasks: list[FairnessTask], issues: list[Any]) -> None:
     write_jsonl(out / "tasks.jsonl", (t.to_json() for t in tasks))
     write_jsonl(
         out / "load_issues.jsonl", ({"task_id": i.task_id, "reason": i.reason} for i in issues)
     )
-    return run
+
+
+def shard_unit(task: FairnessTask) -> str:
+    """What a shard owns of a task: a method task alone; a text-to-code function task with its
+    category, since its tests draw values from its siblings' completions (Huang 3.6), which a
+    shard must therefore hold together."""
+    return task.task_id if task.kind == "method" else f"category:{task.category}"
 
 
 @dataclass
@@ -527,31 +530,174 @@ def check_fairness_inputs(
     return FairnessInputs(tasks, issues, mitigations, strategies, from_file)
 
 
-def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> FairnessOutcome:
-    """Run (or resume) the tests; returns where the report is and its main table."""
-    out = Path(config.out_dir)
-    inputs = check_fairness_inputs(config)
-    tasks, issues, mitigations = inputs.tasks, inputs.issues, inputs.mitigations
-    strategies, from_file = inputs.strategies, inputs.from_file
-    run = _claim(config, out, tasks, issues)
-    for issue in issues:
-        log(f"  skipped {issue.task_id}: {issue.reason}")
-    log(
-        f"[boi bias test] {len(tasks)} tasks of {config.suite}; strategies: {', '.join(config.mitigations)}"
-    )
+class FairnessStudy:
+    """`boi bias test` as a study (`benchmarks.study`): its units are the tasks (a function
+    task's category as one unit, `shard_unit`), its cells every model x mitigation strategy
+    (round 0, then each strategy's feedback rounds), each sampled over the seeds and run in the
+    sandbox as fairness tests; reported as CBS, CBS@K, BLS and Pass@attribute."""
 
-    by_id = {t.task_id: t for t in tasks}
-    session = _Session(
-        config, out, tasks, by_id, mitigations, _Tester(config, by_id, out), log, run.timings
-    )
-    rows: list[dict[str, Any]] = []
-    if from_file is not None:
-        rows += _test_completions_file(session, from_file)
-    for spec in config.models if from_file is None else ():
-        rows += _test_model(session, spec, strategies)
-    paths = _report(session, run, rows, issues)
-    summary = _summary_line(rows, paths)
-    return FairnessOutcome(out, paths, paths.tables_md.read_text(encoding="utf-8"), summary)
+    command: ClassVar[str] = "boi bias test"
+    whole_run_files: ClassVar[tuple[str, ...]] = ("tasks.jsonl", "load_issues.jsonl")
+    split_files: ClassVar[tuple[str, ...]] = ("results/*/*/*.jsonl", "verdicts/*/*/*.jsonl")
+
+    def __init__(self, config: FairnessRunConfig) -> None:
+        self.config = config
+        self.inputs: FairnessInputs | None = None
+
+    @classmethod
+    def from_config(cls, config_json: Mapping[str, Any]) -> FairnessStudy:
+        return cls(load_config(FairnessRunConfig, None, dict(config_json)))
+
+    def claim_spec(self, out_dir: str) -> ClaimSpec:
+        config_json = {**to_dict(self.config), "out_dir": out_dir}
+        inputs = {"data": self.config.data, "completions": self.config.completions}
+        return ClaimSpec(
+            config=config_json,
+            digest=config_hash(config_json),
+            work_hash=work_hash_of(config_json),
+            inputs={name: path for name, path in inputs.items() if path},
+            record={"seeds": list(self.config.seeds)},
+        )
+
+    def load(self, log: Callable[[str], None]) -> None:
+        self.inputs = check_fairness_inputs(self.config)
+
+    def execute(self, run: StudyRun) -> StudyOutcome:
+        assert self.inputs is not None
+        config, out, log = self.config, run.path, run.log
+        inputs = self.inputs
+        tasks, issues = inputs.tasks, inputs.issues
+        _write_whole_run_files(out, tasks, issues)
+        for issue in issues:
+            log(f"  skipped {issue.task_id}: {issue.reason}")
+        log(
+            f"[boi bias test] {len(tasks)} tasks of {config.suite}; strategies: {', '.join(config.mitigations)}"
+        )
+        owned = run.owned([shard_unit(t) for t in tasks])
+        mine = [t for t in tasks if owned(shard_unit(t))]
+        by_id = {t.task_id: t for t in tasks}
+        session = _Session(
+            config, out, mine, by_id, inputs.mitigations, _Tester(config, by_id, out), log,
+            run.timings,
+        )  # fmt: skip
+        rows: list[dict[str, Any]] = []
+        if inputs.from_file is not None:
+            ids = {t.task_id for t in mine}
+            from_file = {
+                label: [e for e in entries if e["task_id"] in ids]
+                for label, entries in inputs.from_file.items()
+            }
+            rows += _test_completions_file(session, from_file)
+        for spec in config.models if inputs.from_file is None else ():
+            rows += _test_model(session, spec, inputs.strategies)
+        if run.shard is not None:
+            return StudyOutcome(out, "", "", {})
+        with stage("report", log, run.timings, "boi bias test"):
+            paths = build_fairness_report(
+                rows,
+                tasks,
+                out / "report",
+                issues=[{"task_id": i.task_id, "reason": i.reason} for i in issues],
+                bootstrap=config.bootstrap,
+                seed=config.seed,
+                title=f"boi bias test {out.name}",
+            )
+        return _outcome(out, rows, paths)
+
+    def estimate(self, log: Callable[[str], None]) -> Estimate:
+        """Round 0: every task's prompt under each strategy, n samples per seed, each reply
+        tested once (at most: a reply without code is not run). Feedback rounds ask again for
+        the biased ones only, so they are counted as an upper bound."""
+        config = self.config
+        inputs = check_fairness_inputs(config, check_models=False)
+        if inputs.from_file is not None:
+            count = sum(len(entries) for entries in inputs.from_file.values())
+            return Estimate(
+                units=f"tasks: {len(inputs.tasks)}; completions: {count} read from {config.completions}",
+                distinct_prompts=len(inputs.tasks),
+                requested_samples=count,
+                generations=0,
+                prompt_tokens=0,
+                max_output_tokens=0,
+                executions=count,
+                cells=f"{len(inputs.from_file)} models from the file",
+                notes=[
+                    "executions are at most this: a reply without the asked-for code is not run"
+                ],
+            )
+        requested = generations = prompt_tokens = output_tokens = 0
+        distinct = 0
+        seeds = len(config.seeds)
+        for _ in config.models:
+            for strategy in inputs.strategies:
+                for kind in sorted({t.kind for t in inputs.tasks}):
+                    kind_tasks = [t for t in inputs.tasks if t.kind == kind]
+                    decoding = _decoding_for(kind, config.decoding)
+                    prompts = [strategy_prompt(t, strategy, inputs.mitigations) for t in kind_tasks]
+                    unique, made, tokens, most = prompt_counts(
+                        prompts, decoding.n, seeds, decoding.max_new_tokens
+                    )
+                    requested += len(prompts) * decoding.n * seeds
+                    generations += made
+                    prompt_tokens += tokens
+                    output_tokens += most
+                    distinct += unique
+        notes = ["executions are at most this: a reply without the asked-for code is not run"]
+        if config.feedback_rounds:
+            notes.append(
+                f"feedback rounds: at most {requested * config.feedback_rounds} more generations "
+                "and executions (one per biased reply per round; not counted above)"
+            )
+        return Estimate(
+            units=f"tasks: {len(inputs.tasks)}",
+            distinct_prompts=distinct,
+            requested_samples=requested,
+            generations=generations,
+            prompt_tokens=prompt_tokens,
+            max_output_tokens=output_tokens,
+            executions=requested,
+            cells=f"{len(config.models)} models x {len(inputs.strategies)} strategies x "
+            f"{seeds} seeds",
+            notes=notes,
+        )
+
+    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
+        """The unsharded order: round 0 of a model's replies by kind, seed, the task's place,
+        sample (the sampling loop's order); a completions file's and the feedback rounds'
+        by task id, then sample; the results logs (read by nothing but a resume) the same."""
+        tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(out / "tasks.jsonl")]
+        place = {t.task_id: i for i, t in enumerate(tasks)}
+        kinds = {kind: i for i, kind in enumerate(sorted({t.kind for t in tasks}))}
+        kind_of = {t.task_id: kinds[t.kind] for t in tasks}
+        n = max(1, self.config.decoding.n)
+        by_generation = (
+            relative.startswith("verdicts")
+            and relative.endswith("round0.jsonl")
+            and self.config.completions is None
+        )
+        if by_generation:
+            return lambda row: (
+                kind_of[row["task_id"]],
+                int(row["sample_index"]) // n,
+                place[row["task_id"]],
+                int(row["sample_index"]),
+            )
+        return lambda row: (row["task_id"], int(row["sample_index"]), str(row.get("key", "")))
+
+    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
+        paths = rebuild_fairness_report(run.path)
+        return _outcome(run.path, read_verdicts(run.path), paths)
+
+
+def _outcome(out: Path, rows: list[dict[str, Any]], paths: FairnessReportPaths) -> StudyOutcome:
+    record = {"report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+    table = paths.tables_md.read_text(encoding="utf-8")
+    return StudyOutcome(out, table, _summary_line(rows, paths), {}, record, paths)
+
+
+def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) -> StudyOutcome:
+    """Run (or resume) the tests; returns where the report is and its main table."""
+    return run_study(FairnessStudy(config), log=log)
 
 
 def _load_tasks(config: FairnessRunConfig) -> tuple[list[FairnessTask], list[Any]]:
@@ -627,25 +773,6 @@ def _feedback_rounds(
         _write_round(session.out, current)
         rows += current
     return rows
-
-
-def _report(
-    session: _Session, run: RunDir, rows: list[dict[str, Any]], issues: list[Any]
-) -> FairnessReportPaths:
-    """Build the report from every verdict and mark the run complete."""
-    config, out = session.config, session.out
-    with stage("report", session.log, session.timings, "boi bias test"):
-        paths = build_fairness_report(
-            rows,
-            session.tasks,
-            out / "report",
-            issues=[{"task_id": i.task_id, "reason": i.reason} for i in issues],
-            bootstrap=config.bootstrap,
-            seed=config.seed,
-            title=f"boi bias test {out.name}",
-        )
-    run.complete(report={k: str(v) for k, v in dataclasses.asdict(paths).items()})
-    return paths
 
 
 def _summary_line(rows: list[dict[str, Any]], paths: FairnessReportPaths) -> str:

@@ -26,9 +26,9 @@ from typing import Any
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError
 from benchmarks.loaders.result import LoadIssue
-from bias import DATA_DIR
+from bias import DATA_DIR, FAIRNESS_SUITES
 
-SUITES = ("socialbias_bench", "cbs_prompts")
+SUITES = FAIRNESS_SUITES
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

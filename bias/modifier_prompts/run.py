@@ -29,7 +29,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
@@ -38,7 +38,7 @@ from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, file_sha256
-from benchmarks.common.rundir import RunDir, path_slug, recorded_spelling
+from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     BackendSpec,
@@ -52,6 +52,8 @@ from benchmarks.generation import (
 from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
+from benchmarks.problem import Problem
+from benchmarks.study import ClaimSpec, Estimate, StudyOutcome, StudyRun, prompt_counts, run_study
 from bias import BUNDLED_CONFIGS
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions
 from bias.metrics import is_biased
@@ -177,12 +179,8 @@ def load_bias_config(path: str | None, overrides: dict[str, Any]) -> BiasRunConf
     return load_config(BiasRunConfig, path, overrides)
 
 
-@dataclass
-class BiasOutcome:
-    out_dir: Path
-    report: BiasReportPaths
-    table_markdown: str
-    summary_line: str
+BiasOutcome = StudyOutcome
+"""`boi bias run`'s outcome: the study driver's (`report` holds the BiasReportPaths)."""
 
 
 def completion_code(prompt: BiasPrompt, completion: str) -> str:
@@ -239,40 +237,6 @@ def _config_json(config: BiasRunConfig) -> dict[str, Any]:
     return config_json
 
 
-def _claim(
-    config: BiasRunConfig, out: Path, suite: Suite, completions_sha256: str | None = None
-) -> RunDir:
-    config_json = _config_json(config)
-    # Hashed with out_dir as the run first spelled it (`recorded_spelling`): `./runs/x` and
-    # `runs/x/` resume the same run.
-    config_json["out_dir"] = recorded_spelling(out, config.out_dir)
-    inputs: dict[str, str] = {}
-    digest = None
-    if config.completions is not None and completions_sha256 is not None:
-        # The run belongs to the file's content: an edited file is another run.
-        inputs["completions"] = config.completions
-        digest = config_hash({"config": config_json, "completions_sha256": completions_sha256})
-    return RunDir.claim(
-        out,
-        config_json,
-        digest=digest,
-        inputs=inputs,
-        record={"seeds": list(config.seeds), "suite_files": suite.files},
-        unchanged=" (the completions file changed)",
-    )
-
-
-def _complete(
-    run: RunDir, generation: dict[str, Any], cache: ScoreCache, paths: BiasReportPaths
-) -> None:
-    """Mark the run complete in its manifest, with what each stage did (written last)."""
-    run.complete(
-        generation=generation,
-        scoring={"scored": cache.scored, "cache_hits": cache.hits},
-        report={k: str(v) for k, v in dataclasses.asdict(paths).items()},
-    )
-
-
 def _score(
     prompts: dict[str, BiasPrompt],
     samples: list[dict[str, Any]],
@@ -308,10 +272,9 @@ def _passk(
     label: str,
     out: Path,
     log: Callable[[str], None],
+    problems: Sequence[Problem],
 ) -> dict[str, Any]:
     spec = config.passk
-    loaded = load_benchmark(spec.dataset, spec.data)
-    problems = loaded.problems[: spec.limit] if spec.limit else loaded.problems
     generated, _ = sample_prompts(
         backend,
         [PromptGroup({p.task_id: p.prompt for p in problems}, spec.decoding)],
@@ -331,6 +294,12 @@ def _passk(
         progress=progress_bar(len(samples), f"execute {spec.dataset}"),
     )
     return _passk_summary(spec, report.results)
+
+
+def _passk_problems(spec: PasskSpec) -> list[Problem]:
+    """The pass@k benchmark's problems the config selects."""
+    loaded = load_benchmark(spec.dataset, spec.data)
+    return loaded.problems[: spec.limit] if spec.limit else loaded.problems
 
 
 def _passk_summary(spec: PasskSpec, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -379,41 +348,133 @@ def _given_samples(
     return by_model
 
 
-def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasOutcome:
-    """Run (or resume) the study; returns where the report is and the CBS table."""
-    out = Path(config.out_dir)
-    suite = load_suite(config.suite)
-    timings: dict[str, float] = {}
-    if config.completions is not None:
-        return _run_given(config, suite, config.completions, log, timings)
-    # The models are checked and the classifier is loaded before the run directory is
-    # claimed: a wrong path must not leave behind a run whose corrected config would then be
-    # refused as a different one.
-    check_backends(config.models)
-    with stage("load classifier", log, timings, "boi bias"):
-        classifier = load_classifier(config.classifier, config.device)
-    run = _claim(config, out, suite)
-    run.timings.update(timings)
-    write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
-    log(
-        f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
-        f"{len(suite.dimensions)} dimensions x "
-        f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
-    )
-    run.update(classifier=classifier.describe())
-    prompts = {p.prompt_id: p for p in suite.prompts}
-    texts = {p.prompt_id: p.prompt for p in suite.prompts}
+class ModifierStudy:
+    """`boi bias run` as a study (`benchmarks.study`): its units are the suite's prompts (and
+    the pass@k benchmark's problems), its cells every model x decoding setting (the sweeps),
+    each sampled over the seeds, classified and read by the lexicon, reported as CBS/UFS/SD.
+    With `completions`, the file's models are the models and its tasks the prompts."""
 
-    rows: list[dict[str, Any]] = []
-    passk: dict[str, dict[str, Any]] = {}
-    totals = SamplingTotals()
-    cache = ScoreCache(out / "scores.jsonl", classifier)
-    try:
+    command: ClassVar[str] = "boi bias run"
+    whole_run_files: ClassVar[tuple[str, ...]] = ("prompts.jsonl",)
+    split_files: ClassVar[tuple[str, ...]] = ("completions/*/*.jsonl", "passk/*/results.jsonl")
+
+    def __init__(self, config: BiasRunConfig) -> None:
+        self.config = config
+        self.suite: Suite | None = None
+        self.classifier: CodeBiasClassifier | None = None
+        self._given: dict[str, list[dict[str, Any]]] | None = None
+        self._given_sha256: str | None = None
+        self._passk_problems: list[Problem] = []
+
+    @classmethod
+    def from_config(cls, config_json: Mapping[str, Any]) -> ModifierStudy:
+        return cls(load_config(BiasRunConfig, None, dict(config_json)))
+
+    def _sha256(self) -> str | None:
+        if self.config.completions is None:
+            return None
+        if self._given_sha256 is None:
+            self._given_sha256 = file_sha256(self.config.completions)
+        return self._given_sha256
+
+    def claim_spec(self, out_dir: str) -> ClaimSpec:
+        config_json = {**_config_json(self.config), "out_dir": out_dir}
+        work = {k: v for k, v in config_json.items() if k != "out_dir"}
+        inputs: dict[str, str] = {}
+        sha256 = self._sha256()
+        if sha256 is not None and self.config.completions is not None:
+            # The run belongs to the file's content: an edited file is another run.
+            inputs["completions"] = self.config.completions
+            digest = config_hash({"config": config_json, "completions_sha256": sha256})
+            work_digest = config_hash({"config": work, "completions_sha256": sha256})
+        else:
+            digest, work_digest = config_hash(config_json), config_hash(work)
+        suite = self.suite or load_suite(self.config.suite)
+        return ClaimSpec(
+            config=config_json,
+            digest=digest,
+            work_hash=work_digest,
+            inputs=inputs,
+            record={"seeds": list(self.config.seeds), "suite_files": suite.files},
+            unchanged=" (the completions file changed)",
+        )
+
+    def load(self, log: Callable[[str], None]) -> None:
+        config = self.config
+        self.suite = load_suite(config.suite)
+        if config.completions is not None:
+            # Read before anything is claimed: a bad file leaves no run directory behind.
+            given = read_given_completions(config.completions, self.suite)
+            self._given = _given_samples(given, self.suite)
+            self._sha256()
+        else:
+            # The models are checked and the classifier is loaded before the run directory is
+            # claimed: a wrong path must not leave behind a run whose corrected config would
+            # then be refused as a different one.
+            check_backends(config.models)
+            if config.passk.enabled:
+                self._passk_problems = _passk_problems(config.passk)
+        timings: dict[str, float] = {}
+        with stage("load classifier", log, timings, "boi bias"):
+            self.classifier = load_classifier(config.classifier, config.device)
+
+    def _units(self) -> list[str]:
+        assert self.suite is not None
+        return [p.prompt_id for p in self.suite.prompts] + [
+            f"pass@k:{p.task_id}" for p in self._passk_problems
+        ]
+
+    def execute(self, run: StudyRun) -> StudyOutcome:
+        assert self.suite is not None and self.classifier is not None
+        config, suite, out, log = self.config, self.suite, run.path, run.log
+        owned = run.owned(self._units())
+        run.dir.update(classifier=self.classifier.describe())
+        cache = ScoreCache(out / "scores.jsonl", self.classifier)
+        try:
+            if self._given is not None:
+                by_model = {
+                    label: [s for s in samples if owned(s["prompt_id"])]
+                    for label, samples in self._given.items()
+                }
+                rows, passk = _score_given(
+                    config, by_model, suite, cache, out, log, run.timings, self._given
+                )
+                generation: dict[str, Any] = {
+                    "not_applicable": f"completions read from {config.completions}"
+                }
+            else:
+                rows, passk, generation = self._generate_and_score(run, cache, owned)
+        finally:
+            cache.close()
+        record: dict[str, Any] = {"scoring": {"scored": cache.scored, "cache_hits": cache.hits}}
+        if run.shard is not None:
+            return StudyOutcome(out, "", "", generation, record)
+        with stage("report", log, run.timings, "boi bias"):
+            paths = _report(config, rows, suite, out, passk, self.classifier.describe())
+        return self._outcome(out, rows, paths, generation, record, cache)
+
+    def _generate_and_score(
+        self, run: StudyRun, cache: ScoreCache, owned: Callable[[str], bool]
+    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]:
+        assert self.suite is not None
+        config, suite, out, log = self.config, self.suite, run.path, run.log
+        write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
+        log(
+            f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
+            f"{len(suite.dimensions)} dimensions x "
+            f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
+        )
+        prompts = {p.prompt_id: p for p in suite.prompts}
+        texts = {p.prompt_id: p.prompt for p in suite.prompts if owned(p.prompt_id)}
+        passk_problems = [p for p in self._passk_problems if owned(f"pass@k:{p.task_id}")]
+        rows: list[dict[str, Any]] = []
+        passk: dict[str, dict[str, Any]] = {}
+        totals = SamplingTotals()
         for spec in config.models:
             label = spec.label
             with stage(f"load {label}", log, run.timings, "boi bias"):
                 backend = load_backend(spec)
-            for setting, decoding in config.settings():
+            for setting, decoding in config.settings() if texts else ():
                 generated, setting_totals = sample_prompts(
                     backend,
                     [PromptGroup(texts, decoding)],
@@ -440,61 +501,137 @@ def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> BiasO
                     scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
                 write_jsonl(out / "completions" / label / f"{path_slug(setting)}.jsonl", scored)
                 rows += scored
-            if config.passk.enabled:
+            if passk_problems:
                 with stage(f"pass@k {label} {config.passk.dataset}", log, run.timings, "boi bias"):
-                    passk[label] = _passk(config, backend, label, out, log)
-    finally:
-        cache.close()
+                    passk[label] = _passk(config, backend, label, out, log, passk_problems)
+        return rows, passk, totals.to_json()
 
-    generation = totals.to_json()
-    with stage("report", log, run.timings, "boi bias"):
-        paths = _report(config, rows, suite, out, passk, classifier.describe())
-    _complete(run, generation, cache, paths)
-    biased = sum(1 for r in rows if r["biased"])
-    summary = (
-        f"boi bias: {len(rows)} completions ({generation['generated']} generated, "
-        f"{generation['cache_hits']} from cache; {cache.scored} scored, {cache.hits} scores "
-        f"from cache); CBS {100 * biased / len(rows):.1f}% overall (classifier: "
-        f"{classifier.kind}); report: {paths.html}"
-    )
-    return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
+    def _outcome(
+        self,
+        out: Path,
+        rows: list[dict[str, Any]],
+        paths: BiasReportPaths,
+        generation: dict[str, Any],
+        record: dict[str, Any],
+        cache: ScoreCache | None = None,
+    ) -> StudyOutcome:
+        biased = sum(1 for r in rows if r["biased"])
+        kind = self.classifier.kind if self.classifier else "as recorded"
+        scoring = f"{cache.scored} scored, {cache.hits} scores from cache" if cache else ""
+        if self.config.completions is not None:
+            done = f"{len(rows)} completions read from {self.config.completions}"
+            done += f" ({scoring})" if scoring else ""
+        else:
+            done = (
+                f"{len(rows)} completions ({generation.get('generated', 0)} generated, "
+                f"{generation.get('cache_hits', 0)} from cache"
+                + (f"; {scoring})" if scoring else ")")
+            )
+        passk_note = (
+            "; pass@k not applicable"
+            if self.config.completions is not None and self.config.passk.enabled
+            else ""
+        )
+        cbs = f"{100 * biased / len(rows):.1f}%" if rows else "n/a"
+        summary = (
+            f"boi bias run: {done}; CBS {cbs} overall (classifier: {kind}){passk_note}; "
+            f"report: {paths.html}"
+        )
+        record = {**record, "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+        table = Path(paths.cbs_md).read_text(encoding="utf-8")
+        return StudyOutcome(out, table, summary, generation, record, paths)
+
+    def estimate(self, log: Callable[[str], None]) -> Estimate:
+        """Each model samples every prompt n times per seed and setting (identical prompt texts
+        once), every sample is classified; pass@k adds its benchmark's samples, executed. A
+        completions file generates nothing: its completions are classified."""
+        config = self.config
+        suite = load_suite(config.suite)
+        if config.completions is not None:
+            given = read_given_completions(config.completions, suite)
+            return Estimate(
+                units=f"completions: {len(given)} read from {config.completions}",
+                distinct_prompts=len({r.task_id for r in given}),
+                requested_samples=len(given),
+                generations=0,
+                prompt_tokens=0,
+                max_output_tokens=0,
+                executions=0,
+                cells=f"{len({r.model for r in given})} models from the file",
+                notes=[f"classifications: at most {len(given)}"],
+            )
+        texts = [p.prompt for p in suite.prompts]
+        settings = config.settings()
+        requested = generations = prompt_tokens = output_tokens = 0
+        for _ in config.models:
+            for _, decoding in settings:
+                requested += len(texts) * decoding.n * len(config.seeds)
+                _, made, tokens, most = prompt_counts(
+                    texts, decoding.n, len(config.seeds), decoding.max_new_tokens
+                )
+                generations += made
+                prompt_tokens += tokens
+                output_tokens += most
+        classified = requested
+        executions = 0
+        notes = [f"classifications: at most {classified}"]
+        if config.passk.enabled:
+            problems = _passk_problems(config.passk)
+            decoding = config.passk.decoding
+            for _ in config.models:
+                _, made, tokens, most = prompt_counts(
+                    [p.prompt for p in problems], decoding.n, 1, decoding.max_new_tokens
+                )
+                requested += len(problems) * decoding.n
+                generations += made
+                prompt_tokens += tokens
+                output_tokens += most
+                executions += len(problems) * decoding.n
+            notes.append(f"pass@k: {len(problems)} problems of {config.passk.dataset}")
+        return Estimate(
+            units=f"prompts: {len(suite.prompts)}",
+            distinct_prompts=len(set(texts)),
+            requested_samples=requested,
+            generations=generations,
+            prompt_tokens=prompt_tokens,
+            max_output_tokens=output_tokens,
+            executions=executions,
+            cells=f"{len(config.models)} models x {len(settings)} settings x "
+            f"{len(config.seeds)} seeds",
+            notes=notes,
+        )
+
+    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
+        """The unsharded order: a completions file's rows by seed, then the suite's prompt
+        order, then sample (a completions-file run has no seed); pass@k rows by the
+        benchmark's problem order, then sample."""
+        if relative.startswith("passk"):
+            place = {p.task_id: i for i, p in enumerate(_passk_problems(self.config.passk))}
+            return lambda row: (place[row["task_id"]], int(row["sample_index"]))
+        position = {
+            obj["prompt_id"]: i for i, (_, obj) in enumerate(iter_jsonl(out / "prompts.jsonl"))
+        }
+        seed_rank = {seed: i for i, seed in enumerate(self.config.seeds)}
+        return lambda row: (
+            seed_rank.get(row["seed"], 0) if row.get("seed") is not None else 0,
+            position[row["prompt_id"]],
+            int(row["sample_index"]),
+        )
+
+    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
+        merged_from = run.manifest.get("merged_from") or []
+        if merged_from and "classifier" not in run.manifest:
+            # The classifier each shard recorded (one config, so one classifier).
+            shard = RunDir.open(merged_from[0])
+            run.update(classifier=shard.manifest.get("classifier"))
+        paths = rebuild_report(run.path)
+        rows = read_scored(run.path)
+        return self._outcome(run.path, rows, paths, {}, {})
 
 
-def _run_given(
-    config: BiasRunConfig,
-    suite: Suite,
-    path: str,
-    log: Callable[[str], None],
-    timings: dict[str, float],
-) -> BiasOutcome:
-    """`run_bias` on the completions of a file: read -> classify + lexicon -> report."""
-    out = Path(config.out_dir)
-    # Read before anything is claimed: a bad file leaves no run directory behind.
-    given = read_given_completions(path, suite)
-    by_model = _given_samples(given, suite)
-    sha256 = file_sha256(path)
-    with stage("load classifier", log, timings, "boi bias"):
-        classifier = load_classifier(config.classifier, config.device)
-    run = _claim(config, out, suite, sha256)
-    run.timings.update(timings)
-    run.update(classifier=classifier.describe())
-    cache = ScoreCache(out / "scores.jsonl", classifier)
-    try:
-        rows, passk = _score_given(config, by_model, suite, cache, out, log, run.timings)
-    finally:
-        cache.close()
-    with stage("report", log, run.timings, "boi bias"):
-        paths = _report(config, rows, suite, out, passk, classifier.describe())
-    generation = {"not_applicable": f"completions read from {path}"}
-    _complete(run, generation, cache, paths)
-    biased = sum(1 for r in rows if r["biased"])
-    summary = (
-        f"boi bias: {len(rows)} completions read from {path} ({cache.scored} scored, "
-        f"{cache.hits} scores from cache); CBS {100 * biased / len(rows):.1f}% overall "
-        f"(classifier: {classifier.kind})"
-        f"{'; pass@k not applicable' if passk else ''}; report: {paths.html}"
-    )
-    return BiasOutcome(out, paths, Path(paths.cbs_md).read_text(encoding="utf-8"), summary)
+def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> StudyOutcome:
+    """Run (or resume) the study; returns where the report is and the CBS table."""
+    return run_study(ModifierStudy(config), log=log)
 
 
 def _score_given(
@@ -505,11 +642,13 @@ def _score_given(
     out: Path,
     log: Callable[[str], None],
     timings: dict[str, float],
+    every: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Score a completions file's completions, per model: the rows and pass@k (not
     applicable)."""
-    covered = {s["prompt_id"] for samples in by_model.values() for s in samples}
+    covered = {s["prompt_id"] for samples in (every or by_model).values() for s in samples}
     total = sum(len(samples) for samples in by_model.values())
+    # The file's prompts, every shard's alike (a whole-run file).
     write_jsonl(
         out / "prompts.jsonl", (p.to_json() for p in suite.prompts if p.prompt_id in covered)
     )
@@ -558,8 +697,17 @@ def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     """`boi bias report RUN_DIR`: the tables and HTML again from the run's files."""
     run = RunDir.open(out_dir, what="boi bias run", hint="pass the --out of a boi bias run")
     root = run.path
-    rows = read_scored(root)
     config = load_config(BiasRunConfig, None, run.config)
+    rows = read_scored(root)
+    # In the run's order (models as configured, each model's settings base first, then the
+    # sweeps; a completions file's models by name), not the files' alphabetical one: the
+    # tables list them in row order, so a rebuilt report equals the run's own.
+    if config.completions is None:
+        model_rank = {spec.label: i for i, spec in enumerate(config.models)}
+        setting_rank = {label: i for i, (label, _) in enumerate(config.settings())}
+        rows.sort(key=lambda r: (model_rank.get(r["model"], 0), setting_rank.get(r["setting"], 0)))
+    else:
+        rows.sort(key=lambda r: str(r["model"]))
     passk: dict[str, dict[str, Any]] = {}
     for path in sorted((root / "passk").glob("*/results.jsonl")):
         passk[path.parent.name] = _passk_summary(config.passk, [r for _, r in iter_jsonl(path)])

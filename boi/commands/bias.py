@@ -19,14 +19,15 @@ from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.outputs import declare_output
 from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
-from bias.fairness_tests.experiments import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
-from bias.fairness_tests.experiments import MARKER as EXPERIMENT_MARKER
-from bias.fairness_tests.experiments import load_experiment_config, run_experiment
+from benchmarks.study.cli import add_driver_arguments, drive
+from bias.fairness_tests.ablations import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
+from bias.fairness_tests.ablations import MARKER as EXPERIMENT_MARKER
+from bias.fairness_tests.ablations import load_experiment_config, run_ablation
 from bias.fairness_tests.run import (
     FairnessRunConfig,
+    FairnessStudy,
     load_fairness_config,
     rebuild_fairness_report,
-    run_fairness,
 )
 from bias.fairness_tests.run import resolve_config_path as resolve_test_config
 from bias.modifier_prompts.classifier import RECORD as CLASSIFIER_RECORD
@@ -34,10 +35,10 @@ from bias.modifier_prompts.classifier import ClassifierConfig, metrics_table, tr
 from bias.modifier_prompts.human_eval import evaluate_sheet, export_sheet
 from bias.modifier_prompts.run import (
     BiasRunConfig,
+    ModifierStudy,
     load_bias_config,
     rebuild_report,
     resolve_config_path,
-    run_bias,
 )
 from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
@@ -75,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="model id to study (HF id or path, or 'embedded'); repeatable; overrides models",
     )
+    add_driver_arguments(run)
 
     test = sub.add_parser(
         "test",
@@ -97,6 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="model id to test (HF id or path, or 'embedded'); repeatable; overrides models",
     )
+    add_driver_arguments(test)
 
     bundled = ", ".join(sorted(p.stem for p in EXPERIMENT_CONFIGS.glob("exp-*.yaml")))
     experiment = sub.add_parser(
@@ -172,24 +175,16 @@ def run(args: argparse.Namespace) -> int:
         if args.model:
             overrides["models"] = model_flag_specs(args.model)
         config = load_bias_config(resolve_config_path(args.config), overrides)
-        outcome = run_bias(config)
-        print()
-        print(outcome.table_markdown)
-        print(outcome.summary_line)
-        return 0
+        return drive(ModifierStudy(config), args)
     if args.bias_command == "test":
         overrides = overrides_from_args(args, FairnessRunConfig)
         if args.model:
             overrides["models"] = model_flag_specs(args.model)
         test_config = load_fairness_config(resolve_test_config(args.config), overrides)
-        tested = run_fairness(test_config)
-        print()
-        print(tested.table_markdown)
-        print(tested.summary_line)
-        return 0
+        return drive(FairnessStudy(test_config), args)
     if args.bias_command == "experiment":
         experiment = load_experiment_config(args.config, data=args.data, out=args.out)
-        done = run_experiment(experiment)
+        done = run_ablation(experiment)
         print()
         print(done.markdown)
         print(done.summary_line)

@@ -13,15 +13,9 @@ from benchmarks.common.outputs import declare_output
 from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
-from boi.ray_run import run_on_ray
-from boi.runner import (
-    RunConfig,
-    estimate_run,
-    load_run_config,
-    resolve_config_path,
-    run_experiment,
-)
-from boi.shards import parse_shard
+from benchmarks.study.cli import add_driver_arguments, drive
+from boi.runner import RobustnessStudy, RunConfig, load_run_config, resolve_config_path
+from boi.studies import completions_spec
 
 EXAMPLES = (
     "boi run --config demo --out runs/demo",
@@ -53,30 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="with one --dataset: where to read it from")
     parser.add_argument("--limit", type=int, help="with --dataset: only the first N problems")
     parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print what the config will do (variants, distinct prompts, samples, tokens, "
-        "executions, GPU-hours) and stop: nothing is generated, executed or written",
-    )
-    parser.add_argument(
-        "--tokens-per-second",
-        type=float,
-        help="with --dry-run: one GPU's decode throughput for this model, for the time estimate",
-    )
-    parser.add_argument("--gpus", type=int, default=1, help="with --dry-run: GPUs to divide by")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        metavar="ADDRESS",
-        help="run the shards as Ray tasks (a GPU each for GPU backends) and merge them into "
-        "--out; ADDRESS is the cluster's (ray://host:10001 or auto), none starts Ray locally; "
-        "needs Ray: pip install -e '.[ray]' in the boi checkout",
-    )
-    parser.add_argument(
-        "--ray-shards", type=int, help="with --ray: how many shards (default: one per GPU or CPU)"
-    )
-    parser.add_argument(
         "--reuse-generations",
         nargs="+",
         default=[],
@@ -86,45 +56,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "over HumanEval and HumanEval+)",
     )
     parser.add_argument(
-        "--shard",
-        metavar="I/N",
-        help="generate and execute only shard I of N (I from 0; problems dealt round-robin), "
-        "into this --out; `boi merge` joins the shards. `auto` reads a Slurm array "
-        "(SLURM_ARRAY_TASK_ID - MIN of SLURM_ARRAY_TASK_COUNT), `auto/N` a Kubernetes indexed "
-        "Job (JOB_COMPLETION_INDEX of N)",
+        "--completions",
+        metavar="FILE",
+        help="judge the completions of this JSONL (one {task_id or prompt, completion, "
+        "sample_index?} per line, made by any harness) instead of a model's: the "
+        "`completions` backend; overrides models (give one seed, and n no larger than the "
+        "file's samples per prompt)",
     )
+    add_driver_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from_args(args, RunConfig)
     if args.model:
         overrides["models"] = model_flag_specs(args.model)
+    if args.completions:
+        if args.model:
+            raise UserError("--completions replaces the models; leave out --model.")
+        overrides["models"] = [completions_spec(args.completions)]
     if args.dataset:
         overrides["datasets"] = [
             {"name": d, "data": args.data if len(args.dataset) == 1 else None, "limit": args.limit}
             for d in args.dataset
         ]
-    shard = parse_shard(args.shard) if args.shard else None
     config = load_run_config(resolve_config_path(args.config), overrides)
-    if args.dry_run:
-        estimate = estimate_run(config, tokens_per_second=args.tokens_per_second, gpus=args.gpus)
-        print(f"boi run --dry-run ({len(config.models)} models x {len(config.settings)} settings x {len(config.seeds)} seeds):")  # fmt: skip
-        for line in estimate.lines():
-            print(f"  {line}")
-        return 0
-    if args.ray is not None:
-        if shard is not None:
-            raise UserError("--ray makes its own shards; leave out --shard.")
-        if args.reuse_generations:
-            raise UserError(
-                "--reuse-generations works for one run directory; run without --ray, or give "
-                "each shard's --shard run the flag."
-            )
-        outcome = run_on_ray(config, args.ray or None, args.ray_shards)
-    else:
-        outcome = run_experiment(config, shard=shard, reuse_generations=args.reuse_generations)
-    if outcome.table_markdown:
-        print()
-        print(outcome.table_markdown)
-    print(outcome.summary_line)
-    return 0
+    study = RobustnessStudy(config, args.reuse_generations)
+    return drive(study, args, solo=["--reuse-generations"] if args.reuse_generations else [])

@@ -1,11 +1,11 @@
-"""Shards of one `boi run`: which problems a shard owns, and how a shard is named or read from a
-scheduler's array index.
+"""Shards of one study (`boi run`, `boi bias run`, `boi bias test`): which units a shard owns,
+and how a shard is named or read from a scheduler's array index.
 
 A shard is `I/N` with I counted from 0 (as Slurm's array index from its minimum and Kubernetes'
-completion index are). Problems are dealt round-robin in the run's problem order (datasets in
-config order, each dataset's selected problems in order), so the shards are balanced and every
-variant of a problem (its paired statistics need them together) lands in the same shard. The
-assignment depends only on the config, never on the machine or on timing.
+completion index are). A study names its units in its run order (`boi run`: source problems, so
+every variant of a problem, which its paired statistics need together, lands in one shard; the
+bias studies: their prompts or tasks), and they are dealt round-robin, so the shards are
+balanced. The assignment depends only on the config, never on the machine or on timing.
 """
 
 from __future__ import annotations
@@ -32,12 +32,17 @@ class Shard:
     def label(self) -> str:
         return f"{self.index}/{self.count}"
 
+    def select_units(self, units: Sequence[str]) -> frozenset[str]:
+        """The units (in the study's run order, repeats ignored) this shard owns."""
+        position: dict[str, int] = {}
+        for unit in units:
+            position.setdefault(unit, len(position))
+        return frozenset(u for u, i in position.items() if i % self.count == self.index)
+
     def select(self, variants: Sequence[Problem]) -> list[Problem]:
         """The variants of the problems this shard owns, in the run's order."""
-        position: dict[str, int] = {}
-        for variant in variants:
-            position.setdefault(variant.source_task_id, len(position))
-        return [v for v in variants if position[v.source_task_id] % self.count == self.index]
+        owned = self.select_units([v.source_task_id for v in variants])
+        return [v for v in variants if v.source_task_id in owned]
 
 
 def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:

@@ -1,8 +1,9 @@
-"""`boi run --ray [ADDRESS]`: the shards of one run as Ray tasks, then `boi merge`.
+"""`--ray [ADDRESS]` (every study: `boi run`, `boi bias run`, `boi bias test`): the shards of
+one run as Ray tasks, then `boi merge`.
 
 Ray is the engine most serving stacks in this field already run on (vLLM spans nodes with it),
 so a run goes where the user's GPUs already are instead of onto a scheme of our own. Each task
-is `run_experiment(config, shard=Shard(i, n))` on some node: generation through the configured
+is `run_study(study, shard=Shard(i, n))` on some node: generation through the configured
 backend there, execution in that node's own sandbox pool. Each task writes its shard directory
 under `OUT.shards/`, and the driver merges them into OUT once every task is done. The result is
 the unsharded run's, byte for byte, because it is exactly `boi run --shard` + `boi merge`.
@@ -15,15 +16,16 @@ caches. Ray is an optional extra (`pip install -e '.[ray]'` in the boi checkout)
 
 from __future__ import annotations
 
+import importlib
 import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.errors import UserError
-from boi.merge import merge_runs
-from boi.runner import RunConfig, RunOutcome, load_run_config, run_experiment
-from boi.shards import Shard
+from benchmarks.study import Study, StudyOutcome, run_study, study_path
+from benchmarks.study.merge import merge_study
+from benchmarks.study.shards import Shard
 
 GPU_BACKENDS = ("vllm",)
 REACH_TIMEOUT_S = 10
@@ -34,19 +36,24 @@ def shard_dirs(out: Path, count: int) -> list[Path]:
     return [out.parent / f"{out.name}.shards" / f"{i}-of-{count}" for i in range(count)]
 
 
-def _gpus_per_shard(config: RunConfig) -> float:
+def _gpus_per_shard(study: Study) -> float:
     """A GPU for each shard whose backend runs a model on one; none for HTTP and CPU backends."""
-    for spec in config.models:
+    for spec in study.config.models:
         device = str(getattr(spec.options, "device", "") or "")
         if spec.kind in GPU_BACKENDS or device.startswith("cuda"):
             return 1.0
     return 0.0
 
 
-def _run_shard(config_json: dict[str, Any], index: int, count: int) -> str:
+def _study_class(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _run_shard(path: str, config_json: dict[str, Any], index: int, count: int) -> str:
     """One shard, on whichever node Ray placed it; returns its summary line."""
-    config = load_run_config(None, config_json)
-    return run_experiment(config, print, Shard(index, count)).summary_line
+    study = _study_class(path).from_config(config_json)
+    return run_study(study, shard=Shard(index, count), log=print).summary_line
 
 
 def _check_reachable(address: str) -> None:
@@ -70,14 +77,14 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def run_on_ray(
-    config: RunConfig,
+def run_study_on_ray(
+    study: Study,
     address: str | None,
     shards: int | None = None,
     log: Callable[[str], None] = print,
-) -> RunOutcome:
-    """Run `config` as `shards` Ray tasks (default: one per GPU, or per CPU without GPUs) and
-    merge them into config.out_dir."""
+) -> StudyOutcome:
+    """Run `study` as `shards` Ray tasks (default: one per GPU, or per CPU without GPUs) and
+    merge them into its out_dir."""
     try:
         import ray  # optional extra: pip install -e '.[ray]' in the checkout
     except ImportError:
@@ -98,15 +105,18 @@ def run_on_ray(
                 "`ray start --head` or check the address."
             ) from None
     try:
-        gpus = _gpus_per_shard(config)
+        gpus = _gpus_per_shard(study)
         resources = ray.cluster_resources()
         count = shards or max(1, int(resources.get("GPU", 0) if gpus else resources.get("CPU", 1)))
-        out = Path(config.out_dir)
+        out = Path(study.config.out_dir)
+        config_json = study.claim_spec(str(out)).config
         dirs = shard_dirs(out, count)
-        log(f"[boi run --ray] {count} shards on {resources.get('CPU', 0):g} CPUs, {resources.get('GPU', 0):g} GPUs")  # fmt: skip
+        log(f"[{study.command} --ray] {count} shards on {resources.get('CPU', 0):g} CPUs, {resources.get('GPU', 0):g} GPUs")  # fmt: skip
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(_run_shard)
         pending = {
-            task.remote({**config.to_json(), "out_dir": str(path)}, index, count): index
+            task.remote(
+                study_path(study), {**config_json, "out_dir": str(path)}, index, count
+            ): index
             for index, path in enumerate(dirs)
         }
         failed: list[str] = []
@@ -125,4 +135,4 @@ def run_on_ray(
     finally:
         if started_here:
             ray.shutdown()
-    return merge_runs(out, dirs, log)
+    return merge_study(lambda _, config: type(study).from_config(config), out, dirs, log)
