@@ -289,3 +289,67 @@ class JsonlAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class KeyedLog:
+    """An append-only JSONL log of values by key, read into memory when opened: the one store
+    behind every cache a run keeps on disk (generated samples, classifier probabilities, critic
+    scores). A key is written once; a torn last line is dropped (`JsonlAppender`), so a killed
+    run loses at most what was in flight.
+
+    `key_of` reads a record's key (None: not a record of this log, refused with `what` when
+    `strict`, skipped otherwise: a log shared by several scorers keeps the others' records);
+    `value_of` its value.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        key_of: Callable[[dict[str, Any]], str | None],
+        value_of: Callable[[dict[str, Any]], Any],
+        *,
+        what: str = "",
+    ) -> None:
+        self.path = Path(path)
+        self._log = JsonlAppender(self.path)
+        self._values: dict[str, Any] = {}
+        for record in self._log.existing:
+            key = key_of(record)
+            if key is None:
+                if what:
+                    self._log.close()
+                    raise UserError(f"{self.path} has a line that {what}")
+                continue
+            self._values[key] = value_of(record)
+
+    @property
+    def existing(self) -> list[dict[str, Any]]:
+        """The records the log held when it was opened (another cache copies them)."""
+        return self._log.existing
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._values
+
+    def get(self, key: str) -> Any:
+        return self._values.get(key)
+
+    def put(self, key: str, value: Any, record: dict[str, Any]) -> bool:
+        """Store `value` under `key` as `record` (the line written); False when the key was
+        already there (nothing written)."""
+        if key in self._values:
+            return False
+        self._log.append(record)
+        self._values[key] = value
+        return True
+
+    def close(self) -> None:
+        self._log.close()
+
+    def __enter__(self) -> KeyedLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -21,7 +21,7 @@ from typing import Any
 from tqdm import tqdm
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import JsonlAppender
+from benchmarks.common.jsonl import KeyedLog
 from benchmarks.generation._backend import Backend, Request
 from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 from benchmarks.generation.replies import ReplyReading, read_completion_reply
@@ -44,31 +44,28 @@ class GenerationCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._log = JsonlAppender(self.path)
-        self._raw: dict[str, str] = {}
-        for record in self._log.existing:
-            key, raw = record.get("key"), record.get("raw")
-            if not isinstance(key, str) or not isinstance(raw, str):
-                self._log.close()
-                raise UserError(
-                    f"{self.path} has a line without 'key' and 'raw'; it is not a generation "
-                    "cache: pass another cache path."
-                )
-            self._raw[key] = raw
+        self._log = KeyedLog(
+            self.path,
+            lambda r: (
+                r["key"]
+                if isinstance(r.get("key"), str) and isinstance(r.get("raw"), str)
+                else None
+            ),
+            lambda r: r["raw"],
+            what="lacks 'key' and 'raw', so it is not a generation cache: pass another cache path.",
+        )
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._log)
 
     def get(self, key: str) -> str | None:
-        return self._raw.get(key)
+        value: str | None = self._log.get(key)
+        return value
 
     def put(self, key: str, raw: str, **described: Any) -> None:
         """Store one sample; `described` fields (identity, prompt hash, seed, index, ...) are
         written beside it for people reading the file."""
-        if key in self._raw:
-            return
-        self._log.append({"key": key, **described, "raw": raw})
-        self._raw[key] = raw
+        self._log.put(key, raw, {"key": key, **described, "raw": raw})
 
     def import_from(self, path: str | os.PathLike[str]) -> int:
         """Copy into this cache the samples of another cache file (another run's
@@ -83,10 +80,7 @@ class GenerationCache:
         added = 0
         with GenerationCache(source) as other:
             for record in other._log.existing:
-                if record["key"] not in self._raw:
-                    self._log.append(record)
-                    self._raw[record["key"]] = record["raw"]
-                    added += 1
+                added += self._log.put(record["key"], record["raw"], record)
         return added
 
     def close(self) -> None:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
+from benchmarks.common.jsonl import KeyedLog, iter_jsonl, write_jsonl
 from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, file_sha256
@@ -194,12 +194,11 @@ class ScoreCache:
 
     def __init__(self, path: Path, classifier: CodeBiasClassifier) -> None:
         self.classifier = classifier
-        self._log = JsonlAppender(path)
-        self._scores = {
-            r["key"]: float(r["probability"])
-            for r in self._log.existing
-            if "key" in r and "probability" in r
-        }
+        self._log = KeyedLog(
+            path,
+            lambda r: r["key"] if "key" in r and "probability" in r else None,
+            lambda r: float(r["probability"]),
+        )
         self.hits = 0
         self.scored = 0
 
@@ -209,7 +208,7 @@ class ScoreCache:
 
     def probabilities(self, codes: Sequence[str], batch_size: int) -> list[float]:
         keys = [self._key(code) for code in codes]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._scores))
+        missing = list(dict.fromkeys(k for k in keys if k not in self._log))
         code_of = dict(zip(keys, codes, strict=True))
         self.hits += len(set(keys)) - len(missing)
         if missing:
@@ -218,11 +217,10 @@ class ScoreCache:
                 chunk = missing[start : start + batch_size]
                 values = self.classifier.probabilities([code_of[k] for k in chunk], batch_size)
                 for key, value in zip(chunk, values, strict=True):
-                    self._log.append({"key": key, "probability": value})
-                    self._scores[key] = value
+                    self._log.put(key, value, {"key": key, "probability": value})
                 update(min(start + batch_size, len(missing)), len(missing))
             self.scored += len(missing)
-        return [self._scores[k] for k in keys]
+        return [float(self._log.get(k)) for k in keys]
 
     def close(self) -> None:
         self._log.close()
