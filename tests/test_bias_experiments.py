@@ -28,6 +28,7 @@ from bias.fairness_tests.ablations import (
     RunData,
     SubRun,
     ablation,
+    estimate_ablation,
     load_experiment_config,
     parse_attribute_answers,
     parse_yes_no,
@@ -554,3 +555,23 @@ def test_enriched_value_pools_find_what_the_default_pools_miss(scripted, data, t
     assert enriched["cases"] > default["cases"]
     assert enriched["value_pools_file"].endswith("bias/data/enriched_pools.yaml")
     assert "| enriched (ref) |" in outcome.markdown
+
+
+def test_the_dry_run_of_an_ablation_counts_what_its_sub_runs_then_do(scripted, data, tmp_path):
+    """`boi bias experiment --dry-run`: every sub-run's estimate added up, nothing written."""
+    config = _experiment(
+        tmp_path,
+        kind="solar_temperature",
+        axis=[1.0, 0.2],
+        base=_base(data, "socialbias_bench", seeds=[0, 1]),
+    )
+    estimate = estimate_ablation(config, lambda _: None)
+    assert not (tmp_path / "exp").exists()
+    assert estimate.units == "sub-runs: 4 of boi bias test"
+    run_ablation(config, log=lambda _: None)
+    verdicts = [
+        line
+        for path in (tmp_path / "exp").glob("*/verdicts/**/round0.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    assert estimate.requested_samples == estimate.generations == len(verdicts)

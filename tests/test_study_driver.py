@@ -195,3 +195,12 @@ def test_every_study_command_has_the_driver_flags(command, capsys):
     text = capsys.readouterr().out
     for flag in ("--shard", "--dry-run", "--tokens-per-second", "--gpus", "--ray", "--ray-shards", "--completions"):  # fmt: skip
         assert flag in text, (command, flag)
+
+
+def test_an_ablation_has_the_estimate_and_shards_its_runs_as_test_runs(capsys):
+    with pytest.raises(SystemExit):
+        main(["bias", "experiment", "--help"])
+    text = capsys.readouterr().out
+    assert "--dry-run" in text and "--tokens-per-second" in text
+    # Its sub-runs are boi bias test runs, sharded and merged each as such.
+    assert "--shard" not in text and "--ray" not in text

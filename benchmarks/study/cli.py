@@ -9,13 +9,14 @@ import argparse
 from collections.abc import Sequence
 
 from benchmarks.common.errors import UserError
-from benchmarks.study import Study, estimate_study, run_study
+from benchmarks.study import Estimate, Study, estimate_study, run_study
 from benchmarks.study.ray import run_study_on_ray
 from benchmarks.study.shards import parse_shard
 
 
-def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
-    """The driver's flags, the same for every study."""
+def add_driver_arguments(parser: argparse.ArgumentParser, *, scale_out: bool = True) -> None:
+    """The driver's flags, the same for every study. `scale_out=False`: the estimate's flags
+    only (a set of runs, `boi bias experiment`, whose runs are each sharded on their own)."""
     group = parser.add_argument_group("how the run is driven (every study has these)")
     group.add_argument(
         "--dry-run",
@@ -29,6 +30,8 @@ def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --dry-run: one GPU's decode throughput for this model, for the time estimate",
     )
     group.add_argument("--gpus", type=int, default=1, help="with --dry-run: GPUs to divide by")
+    if not scale_out:
+        return
     group.add_argument(
         "--shard",
         metavar="I/N",
@@ -59,9 +62,7 @@ def drive(study: Study, args: argparse.Namespace, *, solo: Sequence[str] = ()) -
         estimate = estimate_study(
             study, print, tokens_per_second=args.tokens_per_second, gpus=args.gpus
         )
-        print(f"{study.command} --dry-run ({estimate.cells}):")
-        for line in estimate.lines():
-            print(f"  {line}")
+        print_estimate(study.command, estimate)
         return 0
     if args.ray is not None:
         if shard is not None:
@@ -79,3 +80,10 @@ def drive(study: Study, args: argparse.Namespace, *, solo: Sequence[str] = ()) -
         print(outcome.table_markdown)
     print(outcome.summary_line)
     return 0
+
+
+def print_estimate(command: str, estimate: Estimate) -> None:
+    """`--dry-run`'s output."""
+    print(f"{command} --dry-run ({estimate.cells}):")
+    for line in estimate.lines():
+        print(f"  {line}")

@@ -19,10 +19,14 @@ from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.outputs import declare_output
 from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
-from benchmarks.study.cli import add_driver_arguments, drive
+from benchmarks.study.cli import add_driver_arguments, drive, print_estimate
 from bias.fairness_tests.ablations import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
 from bias.fairness_tests.ablations import MARKER as EXPERIMENT_MARKER
-from bias.fairness_tests.ablations import load_experiment_config, run_ablation
+from bias.fairness_tests.ablations import (
+    estimate_ablation,
+    load_experiment_config,
+    run_ablation,
+)
 from bias.fairness_tests.run import (
     FairnessRunConfig,
     FairnessStudy,
@@ -115,6 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     experiment.add_argument("--data", help="the suite's data file (sets the base config's data)")
     experiment.add_argument("--out", help="the experiment directory (sets out_dir)")
     declare_output(experiment, "out", "dir", ours=(EXPERIMENT_MARKER,))
+    # Its sub-runs are boi bias test runs, each sharded (and merged) as such: the estimate's
+    # flags only.
+    add_driver_arguments(experiment, scale_out=False)
 
     report = sub.add_parser(
         "report", help="rebuild the tables and HTML of a boi bias run or boi bias test directory"
@@ -184,6 +191,12 @@ def run(args: argparse.Namespace) -> int:
         return drive(FairnessStudy(test_config), args)
     if args.bias_command == "experiment":
         experiment = load_experiment_config(args.config, data=args.data, out=args.out)
+        if args.dry_run:
+            estimate = estimate_ablation(
+                experiment, print, tokens_per_second=args.tokens_per_second, gpus=args.gpus
+            )
+            print_estimate("boi bias experiment", estimate)
+            return 0
         done = run_ablation(experiment)
         print()
         print(done.markdown)

@@ -12,7 +12,8 @@ al. (seed 001); numbers are line numbers in those files.
 - `_registry`: `@ablation(kind, axis=..., what=..., example=...)` registers a table builder as
   one kind (`ABLATIONS`); the shared axes (`TEMPERATURE`, `PROMPT_STRATEGY`).
 - `_plan`: `ExperimentConfig` (checked against the kind's axis) and `plan_runs`.
-- `_driver`: `run_ablation` runs the sub-runs and writes the tables.
+- `_driver`: `run_ablation` runs the sub-runs and writes the tables; `estimate_ablation` sums
+  the sub-runs' estimates (`--dry-run`).
 - `_stats`: what the tables count from verdicts and reports, and their cells.
 - `solar`: `solar_temperature` (Tables 8 and 6), `solar_prompt` (Table 7), with the t-test.
 - `huang`: `huang_prompt` (Tables 12 and 13), `huang_temperature` (Table 15),
@@ -32,6 +33,7 @@ from bias.fairness_tests.ablations._driver import (
     MARKER,
     ExperimentOutcome,
     RunData,
+    estimate_ablation,
     load_run,
     run_ablation,
 )
@@ -107,6 +109,7 @@ __all__ = [
     "resolve_experiment_path",
     "plan_runs",
     "load_run",
+    "estimate_ablation",
     "run_ablation",
     # statistics
     "OVERALL",

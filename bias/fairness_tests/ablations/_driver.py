@@ -17,9 +17,15 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, recorded_spelling
+from benchmarks.study import Estimate, estimate_study
 from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
 from bias.fairness_tests.ablations._registry import ABLATIONS
-from bias.fairness_tests.run import FairnessRunConfig, check_fairness_inputs, run_fairness
+from bias.fairness_tests.run import (
+    FairnessRunConfig,
+    FairnessStudy,
+    check_fairness_inputs,
+    run_fairness,
+)
 
 MARKER = "experiment-manifest.json"
 
@@ -138,3 +144,49 @@ def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -
     experiment.complete(tables={"markdown": str(md_path), "json": str(json_path)})
     summary = f"boi bias experiment {config.kind}: {len(runs)} runs; tables: {md_path}"
     return ExperimentOutcome(out, markdown, md_path, json_path, summary)
+
+
+def estimate_ablation(
+    config: ExperimentConfig,
+    log: Callable[[str], None] = print,
+    *,
+    tokens_per_second: float | None = None,
+    gpus: int = 1,
+) -> Estimate:
+    """`boi bias experiment --dry-run`: the sum of every sub-run's estimate (each a `boi bias
+    test` run, `FairnessStudy.estimate`), writing nothing. Self-detection's questions, asked
+    after the test run, are one more generation per tested reply and question form: a note."""
+    plan = plan_runs(config)
+    parts = [
+        estimate_study(
+            FairnessStudy(
+                config.base_config(**sub.changes, out_dir=str(Path(config.out_dir) / sub.label))
+            ),
+            log,
+            tokens_per_second=tokens_per_second,
+            gpus=gpus,
+        )
+        for sub in plan
+    ]
+    notes = [f"{sub.label}: {part.units}" for sub, part in zip(plan, parts, strict=True)]
+    for part in parts:
+        notes += [note for note in part.notes if note not in notes]
+    if config.kind == "huang_self_detection":
+        forms = len(config.axis)
+        notes.append(
+            f"self-detection: at most {parts[0].requested_samples * forms} more generations "
+            "(one per tested reply and question form)"
+        )
+    return Estimate(
+        units=f"sub-runs: {len(plan)} of boi bias test",
+        distinct_prompts=sum(p.distinct_prompts for p in parts),
+        requested_samples=sum(p.requested_samples for p in parts),
+        generations=sum(p.generations for p in parts),
+        prompt_tokens=sum(p.prompt_tokens for p in parts),
+        max_output_tokens=sum(p.max_output_tokens for p in parts),
+        executions=sum(p.executions for p in parts),
+        cells=f"{len(plan)} sub-runs",
+        notes=notes,
+        tokens_per_second=tokens_per_second,
+        gpus=gpus,
+    )
