@@ -936,7 +936,9 @@ class Zygote:
         by the spawner, which reports their end) and whatever they started. The tests
         process, which runs no generated code, is spared where that can be done exactly.
 
-        In a PID namespace with a /proc of its own, every process listed there but PID 1 (the
+        Where each sample has a PID namespace of its own (`sample_namespaces`), killing its
+        init is the whole reap (see below). Otherwise, in a PID namespace with a /proc of its
+        own, every process listed there but PID 1 (the
         spawner, which reaps the generated code's processes and their orphans), ourselves and
         the tests process is killed, until none is left (zombies included); without that
         /proc, `kill(-1)` kills them all, the tests process too. Without a PID namespace, each
@@ -945,6 +947,23 @@ class Zygote:
         complete; the cgroups and a sweep of the sandbox uid catch anything else (the tests
         process is in neither).
         """
+        if self.report["sample_namespaces"] and spawned and self.spawner is not None:
+            # Every process of a sample lives in the sample's own PID namespace, whose init is
+            # the process the spawner forked: killing it kills them all, and the spawner's
+            # waitpid on it returns only once the kernel has reaped every other process of
+            # that namespace (an init's exit waits for them). So there is nothing left to find
+            # in /proc, and the walk below (a listing and a stat per process, repeated until
+            # the spawner has reaped the dead) is spared: about 1 ms a sample.
+            for pid in spawned:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            until = time.monotonic() + 5.0
+            for pid in spawned:
+                self.spawner.wait(pid, until)
+                self.spawner.forget(pid)
+            return
         if self.report["pid_namespace"]:
             if os.getppid() != 1:  # kill(-1) outside our own namespace would hit the machine
                 raise RuntimeError("PID namespace lost")
