@@ -6,7 +6,7 @@ commands give the same problems, variants, verdicts and tables:
     load_dataset(name, data=None) -> list[Problem]            benchmarks.loaders.load_benchmark
     transform(problem, name, **params) -> list[Problem]        perturb.catalogue.run_catalogue
     execute(problems, samples, ...) -> ExecutionReport         benchmarks.execution.execute_samples
-    run(config, **overrides) -> Run                            boi.runner.run_experiment (`boi run`)
+    run(config, **overrides) -> Run                            boi.runner.run_robustness (`boi run`)
     open_run(path) -> Run                                      boi.run_reader.open_run
 
 Bad input raises `UserError` (one sentence saying what to do), as on the command line;
@@ -29,7 +29,7 @@ from benchmarks.execution import ExecutionConfig, ExecutionReport, execute_sampl
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from boi.run_reader import Run, open_run
-from boi.runner import RunConfig, load_run_config, resolve_config_path, run_experiment
+from boi.runner import RunConfig, load_run_config, resolve_config_path, run_robustness
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import Embedder, sentence_transformer_embedder
 
@@ -162,5 +162,5 @@ def run(
     else:
         path = None if config is None else resolve_config_path(os.fspath(config))
         run_config = load_run_config(path, overrides)
-    outcome = run_experiment(run_config, log=log or (lambda _: None))
+    outcome = run_robustness(run_config, log=log or (lambda _: None))
     return open_run(outcome.out_dir)

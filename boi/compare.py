@@ -1,9 +1,10 @@
 """Before / NA / A comparison of fine-tuned models in the layout of the paper's Table 4.
 
 `compare_models` evaluates the model before fine-tuning and the two fine-tuned ones (NA, A)
-under the transformation catalogue through the experiment runner (`boi run`, its YAML config
-for datasets, settings and seeds), so any backend the runner knows can stand in each role: an
-HF id, a local folder, `embedded`, or a backend mapping such as an OpenAI-compatible server.
+under the transformation catalogue through `boi run` (`boi.runner.run_robustness`, its YAML
+config for datasets, settings and seeds), so any backend the runner knows can stand in each
+role: an HF id, a local folder, `embedded`, or a backend mapping such as an OpenAI-compatible
+server.
 Its numbers are the run's own Table 3 (`benchmarks.report`: per problem the mean over its
 variants, then the mean over problems), laid out per dataset and setting by `format_table4`.
 It lives in `boi/` because it orchestrates the stages (the runner); `finetune/` only builds data
@@ -23,7 +24,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.models import resolve_model
 from benchmarks.generation import BackendSpec, model_flag_specs
 from boi.run_reader import open_run
-from boi.runner import load_run_config, resolve_config_path, run_experiment
+from boi.runner import load_run_config, resolve_config_path, run_robustness
 
 MODELS = ("before", "NA", "A")
 MODEL_HELP = (
@@ -129,7 +130,7 @@ def compare_models(before: str, na: str, a: str, config: str | None, out: str) -
     run_config = load_run_config(
         resolve_config_path(config or "demo"), {"models": specs, "out_dir": str(out_dir / "run")}
     )
-    outcome = run_experiment(run_config)
+    outcome = run_robustness(run_config)
     roles = {spec.label: role for spec, role in zip(run_config.models, MODELS, strict=True)}
     table = open_run(out_dir / "run").report_table()
     labels = [row["label"] for row in table["rows"]]

@@ -17,7 +17,7 @@ from benchmarks.study import StudyOutcome
 from benchmarks.study.merge import merge_study
 
 STUDIES: dict[str, str] = {
-    "boi run": "boi.runner:RobustnessStudy",
+    "boi run": "boi.runner.study:RobustnessStudy",
     "boi bias run": "bias.modifier_prompts.run:ModifierStudy",
     "boi bias test": "bias.fairness_tests.run:FairnessStudy",
 }

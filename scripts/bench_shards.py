@@ -43,7 +43,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.study.shards import Shard
-from boi.runner import RunConfig, load_run_config, run_experiment
+from boi.runner import RunConfig, load_run_config, run_robustness
 from boi.studies import merge_runs
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
@@ -109,7 +109,7 @@ def run_whole(out: Path, mbpp: Path, limit: int | None) -> tuple[float, Path]:
     run_dir = out / "unsharded" / "run"
     progress("unsharded run ...")
     start = time.perf_counter()
-    outcome = run_experiment(config_for(run_dir, mbpp, limit), quiet)
+    outcome = run_robustness(config_for(run_dir, mbpp, limit), quiet)
     wall = time.perf_counter() - start
     progress(f"unsharded run: {wall:.1f} s ({outcome.summary_line.strip()})")
     return wall, run_dir
@@ -122,7 +122,7 @@ def run_split(out: Path, count: int, mbpp: Path, limit: int | None, whole: Path)
         shard_dir = out / f"shards-{count}" / f"shard-{index}"
         progress(f"shard {index}/{count} ...")
         start = time.perf_counter()
-        run_experiment(config_for(shard_dir, mbpp, limit), quiet, Shard(index, count))
+        run_robustness(config_for(shard_dir, mbpp, limit), quiet, Shard(index, count))
         wall = time.perf_counter() - start
         progress(f"shard {index}/{count}: {wall:.1f} s")
         split.shard_walls.append(wall)

@@ -98,7 +98,7 @@ def tiny_run(tmp_path_factory):
     a second model folder whose first layer attends differently."""
     import torch
 
-    from boi.runner import run_experiment
+    from boi.runner import run_robustness
     from tests.generation_helpers import tiny_generator, tiny_run_config
 
     root = tmp_path_factory.mktemp("attention")
@@ -114,7 +114,7 @@ def tiny_run(tmp_path_factory):
             }
         ],
     )
-    run_experiment(config, log=lambda m: None)
+    run_robustness(config, log=lambda m: None)
     model, tokenizer = tiny_generator()
     tuned = type(model)(model.config)
     tuned.load_state_dict(model.state_dict())

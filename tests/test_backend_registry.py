@@ -111,7 +111,7 @@ def test_config_layer_reads_and_writes_flat_specs(toy_kind):
 
 def test_the_runner_runs_a_registered_backend(toy_kind, tmp_path, monkeypatch):
     import perturb.keywords as keywords
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
     from tests.keyword_helpers import tiny_embedder
 
     monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
@@ -130,7 +130,7 @@ def test_the_runner_runs_a_registered_backend(toy_kind, tmp_path, monkeypatch):
             "bootstrap": 10,
         },
     )
-    outcome = run_experiment(config, log=lambda message: None)
+    outcome = run_robustness(config, log=lambda message: None)
     assert outcome.generation["generated"] == 2  # two variants, one sample each
     manifest = json.loads((outcome.out_dir / "manifest.json").read_text())
     assert manifest["config"]["models"] == [{"kind": "toy", "model": "m", "answer": "len(string)"}]

@@ -222,7 +222,7 @@ def test_the_corrected_run_command_runs(tmp_path, capsys):
 
 
 def test_an_unknown_task_id_is_refused_before_the_claim(tmp_path):
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
 
     out = tmp_path / "run"
     config = load_run_config(
@@ -238,7 +238,7 @@ def test_an_unknown_task_id_is_refused_before_the_claim(tmp_path):
         },
     )
     with pytest.raises(UserError, match=r"task_ids \['HumanEval/99'\] are not in the dataset"):
-        run_experiment(config, log=lambda m: None)
+        run_robustness(config, log=lambda m: None)
     assert not out.exists()
 
 
@@ -278,13 +278,13 @@ def test_resume_does_not_depend_on_how_out_is_spelled(finished_run, monkeypatch,
 @pytest.fixture
 def shard(tmp_path) -> Path:
     from benchmarks.study.shards import Shard
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
 
     out = tmp_path / "shard0"
     config = load_run_config(
         str(_run_config(tmp_path, _problems_file(tmp_path))), {"out_dir": str(out)}
     )
-    run_experiment(config, log=lambda m: None, shard=Shard(0, 2))
+    run_robustness(config, log=lambda m: None, shard=Shard(0, 2))
     return out
 
 

@@ -74,7 +74,7 @@ def test_boi_blocks_picks_it_up(toy, tmp_path, capsys):
 
 
 def test_boi_run_picks_it_up(toy, tmp_path):
-    from boi.runner import run_experiment
+    from boi.runner import run_robustness
     from tests.generation_helpers import tiny_run_config
 
     config = tiny_run_config(
@@ -82,7 +82,7 @@ def test_boi_run_picks_it_up(toy, tmp_path):
         datasets=[{"name": "toy"}],
         transforms=["original", "anonymize", "drop_examples"],
     )
-    outcome = run_experiment(config, log=lambda m: None)
+    outcome = run_robustness(config, log=lambda m: None)
     rows = [
         json.loads(line) for line in (outcome.out_dir / "problems.jsonl").read_text().splitlines()
     ]

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from boi.cli import main
-from boi.runner import estimate_run, run_experiment
+from boi.runner import estimate_run, run_robustness
 from tests.test_shards import coin, config_for, quiet  # noqa: F401  (coin is a fixture)
 
 
@@ -17,7 +17,7 @@ def test_the_estimate_counts_what_the_run_then_does(coin, tmp_path, code_contest
     estimate = estimate_run(config, quiet, tokens_per_second=1000, gpus=4)
     assert not (tmp_path / "run").exists()  # nothing written
 
-    outcome = run_experiment(config, quiet)
+    outcome = run_robustness(config, quiet)
     assert estimate.requested_samples == outcome.generation["requested_samples"]
     assert estimate.generations == outcome.generation["unique_samples"]
     executed = sum(1 for p in (tmp_path / "run" / "results").rglob("*.jsonl") for _ in p.open())

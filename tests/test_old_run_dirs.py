@@ -1,6 +1,6 @@
 """A run directory written by an older boi still opens: `tests/data/runs/dd66ed1` is a real
 `boi run` directory written at commit dd66ed1 (before manifest format versions, result statuses
-and the experiment layer), by
+and the run layer), by
 
     boi run --config reference --dataset humaneval --limit 3 \
         --transforms original anonymize drop_examples --out /tmp/oldrun

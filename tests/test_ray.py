@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.study.ray import run_study_on_ray, shard_dirs
-from boi.runner import RobustnessStudy, load_run_config, run_experiment
+from boi.runner import RobustnessStudy, load_run_config, run_robustness
 
 ray = pytest.importorskip("ray")
 
@@ -49,7 +49,7 @@ def local_cluster():
 
 
 def test_ray_shards_merge_into_the_unsharded_report(local_cluster, tmp_path):
-    whole = run_experiment(reference_config(tmp_path / "whole" / "run"), lambda m: None)
+    whole = run_robustness(reference_config(tmp_path / "whole" / "run"), lambda m: None)
     lines: list[str] = []
     merged = run_study_on_ray(
         RobustnessStudy(reference_config(tmp_path / "ray" / "run")), None, 2, lines.append

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.loaders import load_benchmark
-from boi.runner import load_run_config, run_experiment
+from boi.runner import load_run_config, run_robustness
 from tests.http_fakes import JsonHandler
 
 CORPUS = Path(__file__).parent / "data" / "replies" / "corpus.jsonl"
@@ -103,7 +103,7 @@ def test_boi_run_judges_every_whole_chat_reply_right(tmp_path, chat_server):
         },
     )
     logged: list[str] = []
-    outcome = run_experiment(config, log=logged.append)
+    outcome = run_robustness(config, log=logged.append)
     rows = {
         json.loads(line)["task_id"]: json.loads(line)
         for path in (outcome.out_dir / "results").rglob("*.jsonl")

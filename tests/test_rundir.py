@@ -1,4 +1,4 @@
-"""The experiment layer: a run directory is claimed, resumed, refused, completed and opened the
+"""The run layer: a run directory is claimed, resumed, refused, completed and opened the
 same way by every command; manifests carry a format version; the sampling loop is shared."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_a_directory_with_other_files_is_refused(tmp_path):
 
 
 def test_a_manifest_written_before_format_versions_opens_and_resumes(tmp_path):
-    """A run directory from before the experiment layer (no format_version) still opens."""
+    """A run directory from before the run layer (no format_version) still opens."""
     old = {"config": CONFIG, "config_hash": RunDir.claim(tmp_path / "probe", CONFIG).config_hash}
     old.update({"seeds": [0, 1], "completed": True, "timings_s": {"report": 0.1}})
     (tmp_path / "old").mkdir()
@@ -133,7 +133,7 @@ def test_the_empty_completions_warning_names_only_the_model_that_had_them(tmp_pa
     """Regression: the count used to add up across models, so the second model was warned about
     the first one's empty completions."""
     import perturb.keywords as keywords
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
     from tests.keyword_helpers import tiny_embedder
 
     monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
@@ -156,7 +156,7 @@ def test_the_empty_completions_warning_names_only_the_model_that_had_them(tmp_pa
             },
         )
         lines: list[str] = []
-        outcome = run_experiment(config, log=lines.append)
+        outcome = run_robustness(config, log=lines.append)
     finally:
         BACKENDS.unregister("empty_test")
     warnings = [line for line in lines if "empty after post-processing" in line]

@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from boi.cli import main
-from boi.runner import RunConfig, load_run_config, run_experiment
+from boi.runner import RunConfig, load_run_config, run_robustness
 
 TASKS = ["HumanEval/23", "HumanEval/53"]
 
@@ -59,7 +59,7 @@ def tiny_embedder_patch():
 def finished_run(tiny_model_dir, tiny_embedder_patch, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "r"
     config = load_run_config(None, config_dict(tiny_model_dir, out))
-    outcome = run_experiment(config, log=lambda m: None)
+    outcome = run_robustness(config, log=lambda m: None)
     return config, outcome
 
 
@@ -106,7 +106,7 @@ def test_every_transform_covers_every_problem(finished_run):
 def test_rerun_is_fully_cached_and_identical(finished_run):
     config, outcome = finished_run
     before = (next((outcome.out_dir / "results").rglob("*.jsonl"))).read_text()
-    again = run_experiment(config, log=lambda m: None)
+    again = run_robustness(config, log=lambda m: None)
     assert again.generation["generated"] == 0 and again.generation["cache_hits"] > 0
     assert next((outcome.out_dir / "results").rglob("*.jsonl")).read_text() == before  # untouched
 
@@ -122,7 +122,7 @@ def test_interrupted_run_resumes_at_sample_granularity(finished_run):
     cache.write_text("".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2])  # torn tail
     result_lines = complete_results.splitlines(keepends=True)
     results_path.write_text("".join(result_lines[:3]) + '{"task_id": "torn')
-    again = run_experiment(config, log=lambda m: None)
+    again = run_robustness(config, log=lambda m: None)
     assert 0 < again.generation["generated"] < again.generation["requested_samples"]
     assert again.generation["cache_hits"] > 0
     # same samples, same verdicts, no duplicates (only the measured durations differ)
@@ -197,7 +197,7 @@ def test_the_critic_gate_takes_an_endpoint_scorer(tiny_model_dir, tiny_embedder_
         }
         data = config_dict(tiny_model_dir, tmp_path / "r", critic=critic)
         data["datasets"] = [{"name": "humaneval", "task_ids": TASKS[:1]}]
-        outcome = run_experiment(load_run_config(None, data), log=lambda m: None)
+        outcome = run_robustness(load_run_config(None, data), log=lambda m: None)
     finally:
         httpd.shutdown()
         httpd.server_close()

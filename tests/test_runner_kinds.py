@@ -55,7 +55,7 @@ def test_programs_and_functions_get_their_own_stops(
     recorder, code_contests_path, tmp_path, monkeypatch
 ):
     import perturb.keywords as keywords
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
     from tests.keyword_helpers import tiny_embedder
 
     monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
@@ -75,7 +75,7 @@ def test_programs_and_functions_get_their_own_stops(
             "bootstrap": 10,
         },
     )
-    outcome = run_experiment(config, log=lambda message: None)
+    outcome = run_robustness(config, log=lambda message: None)
     decodings = list(KindRecorder.seen.items())
     function = next(d for p, d in decodings if "def " in p)
     program = next(d for p, d in decodings if "def " not in p)
@@ -103,7 +103,7 @@ def test_datasets_sharing_task_ids_are_judged_apart_on_the_same_samples(tmp_path
     keeps each dataset's variants and verdicts apart (the second under `label:ID`), and the
     identical prompts are generated once."""
     from benchmarks.loaders import load_benchmark
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
 
     problem = load_benchmark("humaneval").problems[0]
     record = {
@@ -131,7 +131,7 @@ def test_datasets_sharing_task_ids_are_judged_apart_on_the_same_samples(tmp_path
         },
     )
     logged: list[str] = []
-    outcome = run_experiment(config, log=logged.append)
+    outcome = run_robustness(config, log=logged.append)
     assert any("taken as strict:ID" in line for line in logged)
     rows = [
         json.loads(line)
@@ -150,7 +150,7 @@ def test_a_run_reuses_another_runs_generations(tmp_path):
     setting changed, so a new run directory) takes the first run's samples instead of
     generating them."""
     from benchmarks.loaders import load_benchmark
-    from boi.runner import RunConfig, load_run_config, run_experiment
+    from boi.runner import RunConfig, load_run_config, run_robustness
 
     problems = load_benchmark("humaneval").problems[:2]
     data = tmp_path / "two.jsonl"
@@ -172,9 +172,9 @@ def test_a_run_reuses_another_runs_generations(tmp_path):
             },
         )
 
-    first = run_experiment(config("first", 20), log=lambda m: None)
+    first = run_robustness(config("first", 20), log=lambda m: None)
     logged: list[str] = []
-    second = run_experiment(
+    second = run_robustness(
         config("second", 30),
         log=logged.append,
         reuse_generations=[first.out_dir / "generations.jsonl"],
@@ -183,6 +183,6 @@ def test_a_run_reuses_another_runs_generations(tmp_path):
     manifest = json.loads((second.out_dir / "manifest.json").read_text())
     assert manifest["generation"]["cache_hits"] == 2 and manifest["generation"]["generated"] == 0
     with pytest.raises(UserError, match="is not a file"):
-        run_experiment(config("third", 20), reuse_generations=[tmp_path / "missing.jsonl"])
+        run_robustness(config("third", 20), reuse_generations=[tmp_path / "missing.jsonl"])
     with pytest.raises(UserError, match="is not a file"):
-        run_experiment(config("third", 20), reuse_generations=[tmp_path])
+        run_robustness(config("third", 20), reuse_generations=[tmp_path])

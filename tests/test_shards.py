@@ -16,7 +16,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.study.shards import Shard, parse_shard
 from boi.cli import main
-from boi.runner import load_run_config, run_experiment
+from boi.runner import load_run_config, run_robustness
 from boi.studies import merge_runs
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
@@ -90,11 +90,11 @@ def quiet(message: str) -> None:
 @pytest.fixture
 def whole_and_shards(coin, tmp_path, code_contests_path):
     """The unsharded run, and three shards of the same config (each in its own directory)."""
-    run_experiment(config_for(tmp_path / "whole" / "run", code_contests_path), quiet)
+    run_robustness(config_for(tmp_path / "whole" / "run", code_contests_path), quiet)
     shard_dirs = []
     for index in range(3):
         out = tmp_path / f"shard{index}"
-        run_experiment(config_for(out, code_contests_path), quiet, Shard(index, 3))
+        run_robustness(config_for(out, code_contests_path), quiet, Shard(index, 3))
         shard_dirs.append(out)
     return tmp_path / "whole" / "run", shard_dirs
 
@@ -156,11 +156,11 @@ def test_the_merge_command_and_its_refusals(whole_and_shards, tmp_path, capsys):
 
 def test_a_shard_directory_resumes_only_as_the_same_shard(coin, tmp_path, code_contests_path):
     config = config_for(tmp_path / "s", code_contests_path)
-    run_experiment(config, quiet, Shard(0, 2))
-    again = run_experiment(config, quiet, Shard(0, 2))
+    run_robustness(config, quiet, Shard(0, 2))
+    again = run_robustness(config, quiet, Shard(0, 2))
     assert "0 generated" in again.summary_line  # resumed from the cache
     with pytest.raises(UserError, match=r"holds shard 0/2 of this run, not 1/2"):
-        run_experiment(config, quiet, Shard(1, 2))
+        run_robustness(config, quiet, Shard(1, 2))
 
 
 @pytest.mark.parametrize(
@@ -221,10 +221,10 @@ def test_problems_sharing_a_prompt_are_answered_as_in_the_whole_run(tmp_path):
             },
         )
 
-    whole = run_experiment(config(tmp_path / "whole" / "run"), quiet)
+    whole = run_robustness(config(tmp_path / "whole" / "run"), quiet)
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for index, out in enumerate(shards):
-        run_experiment(config(out), quiet, Shard(index, 2))
+        run_robustness(config(out), quiet, Shard(index, 2))
     merged = merge_runs(tmp_path / "merged" / "run", shards, quiet)
     for name in REPORT_FILES:
         assert (merged.out_dir / "report" / name).read_bytes() == (

@@ -124,7 +124,7 @@ def test_boi_perturb_picks_it_up(tmp_path, capsys):
 
 
 def test_boi_run_picks_it_up(tmp_path):
-    from boi.runner import load_run_config, run_experiment
+    from boi.runner import load_run_config, run_robustness
     from tests.generation_helpers import tiny_run_config
 
     source = tmp_path / "one.jsonl"
@@ -135,7 +135,7 @@ def test_boi_run_picks_it_up(tmp_path):
         transforms=["original", "add_note"],
         transform_params={"add_note": {"note": "Think twice."}},
     )
-    outcome = run_experiment(config, log=lambda m: None)
+    outcome = run_robustness(config, log=lambda m: None)
     problems = {p["task_id"]: p for p in read_jsonl(outcome.out_dir / "problems.jsonl")}
     assert set(problems) == {"T/0", "T/0::add_note"}
     assert problems["T/0::add_note"]["lineage"][0]["params"] == {"note": "Think twice."}

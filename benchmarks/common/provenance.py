@@ -37,7 +37,7 @@ PACKAGES = (
 )
 
 MANIFEST_FORMAT = 2
-"""The record's format. 1: manifests before this field (boi 0.1.0 up to the experiment layer);
+"""The record's format. 1: manifests before this field (boi 0.1.0 up to the run layer);
 2: format_version, boi_version. Bump when a field a reader uses changes meaning, and teach
 `benchmarks.common.rundir.RunDir.open` the old one."""
 OUTPUT_MANIFEST_SUFFIX = ".manifest.json"

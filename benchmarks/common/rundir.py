@@ -1,8 +1,8 @@
-"""The experiment layer: a run directory and its manifest, from claim to completion to reading.
+"""The run layer: a run directory and its manifest, from claim to completion to reading.
 
 Every command that writes a directory of results (`boi run`, `boi bias run`, `boi bias test`,
-`boi finetune train`, experiments) lives its run's life through `RunDir`, so the rules are the
-same everywhere:
+`boi finetune train`, the ablations of `boi bias experiment`) lives its run's life through
+`RunDir`, so the rules are the same everywhere:
 
 - `RunDir.claim` starts or resumes a run: a new or empty directory starts it, a directory whose
   manifest holds the same config hash resumes it, anything else is refused with a sentence that

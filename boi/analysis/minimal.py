@@ -48,7 +48,6 @@ from benchmarks.common.config import (
     add_dataclass_arguments,
     from_mapping,
     overrides_from_args,
-    to_dict,
 )
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import JsonlAppender, write_jsonl
@@ -67,10 +66,9 @@ from benchmarks.robustness import solved
 from boi.analysis.hints import check_threshold
 from boi.reporting import rebuild_run_report
 from boi.run_reader import Outcomes, Run, open_run
-from boi.runner import CriticSpec, RunConfig, SettingSpec, prompt_groups
-from critic.annotate import score_problems
-from critic.scoring import load_scorer
-from critic.similarity import PlausibilityGate, ScoreSummary, compare
+from boi.runner import RunConfig, SettingSpec, prompt_groups
+from critic.score_cache import CriticScores
+from critic.similarity import PlausibilityGate, compare
 from perturb.keywords import KeywordAnalysis, KeywordDecision, Occurrence, analyze_keywords
 from perturb.transforms import NotApplicable, Transform, bind_transforms
 
@@ -319,50 +317,6 @@ def raw_candidates(
     return made, skipped
 
 
-class CriticScores:
-    """Critic summaries by prompt: from the run's critic.jsonl (same scorer), then our own
-    append-only log; the scorer is loaded only when a prompt is new to both."""
-
-    def __init__(self, path: Path, run: Run, critic: CriticSpec) -> None:
-        self.critic = critic
-        self.key = config_hash({"kind": critic.kind, "scorer": to_dict(critic.scorer)})
-        self.scored = 0
-        self._scorer: Any = None
-        self._known: dict[str, ScoreSummary] = {}
-        if critic.enabled:
-            for obj in run.critic_records():
-                fields = obj.get("critic")
-                if isinstance(fields, Mapping) and "logprob" in fields and "prompt" in obj:
-                    self._known[_sha(obj["prompt"])] = ScoreSummary.from_json(fields)
-        self._log = JsonlAppender(path)
-        for record in self._log.existing:
-            if record.get("scorer") == self.key:
-                self._known[record["prompt_sha256"]] = ScoreSummary.from_json(record["score"])
-
-    def summaries(self, problems: Sequence[Problem]) -> list[ScoreSummary]:
-        missing: dict[str, Problem] = {}
-        for problem in problems:
-            sha = _sha(problem.prompt)
-            if sha not in self._known:
-                missing.setdefault(sha, problem)
-        if missing:
-            if self._scorer is None:
-                self._scorer = load_scorer(self.critic.kind, self.critic.scorer)
-            # Sorted by prompt hash: the same prompts are always scored in the same batches.
-            todo = [missing[sha] for sha in sorted(missing)]
-            for problem, summary in zip(todo, score_problems(self._scorer, todo), strict=True):
-                sha = _sha(problem.prompt)
-                self._known[sha] = summary
-                self._log.append(
-                    {"scorer": self.key, "prompt_sha256": sha, "score": summary.to_json()}
-                )
-                self.scored += 1
-        return [self._known[_sha(p.prompt)] for p in problems]
-
-    def close(self) -> None:
-        self._log.close()
-
-
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -531,7 +485,9 @@ class MinimalSearch:
         scope = self.scope
         searches = self.searches()
         keywords = droppable_keywords(scope) if searches else {}
-        scores = CriticScores(self.out / "critic_scores.jsonl", scope.run, scope.config.critic)
+        scores = CriticScores(
+            self.out / "critic_scores.jsonl", scope.config.critic, scope.run.critic_records()
+        )
         ladders = {
             s.source: Ladder(
                 scope.originals[s.source],

@@ -1,0 +1,244 @@
+"""`boi run`'s config: its types (datasets, decoding settings, the critic, `RunConfig`), the
+bundled configs and loading, and the run's identity (the hashes its directory is claimed by)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import resolve_config_path as resolve_bundled
+from benchmarks.common.errors import UserError
+from benchmarks.common.provenance import config_hash
+from benchmarks.execution import ExecutionConfig
+from benchmarks.generation import BackendSpec, DecodingConfig
+from benchmarks.loaders import dataset_help
+from critic.spec import CriticSpec
+from perturb.keywords import KeywordConfig
+from perturb.transforms import CATALOGUE, bind_transforms
+
+__all__ = [
+    "BUNDLED_CONFIGS",
+    "CriticSpec",
+    "DatasetSpec",
+    "RunConfig",
+    "SettingSpec",
+    "load_run_config",
+    "resolve_config_path",
+    "run_hash",
+    "run_identity",
+    "work_hash",
+]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str = field(
+        default="humaneval",
+        metadata={"help": dataset_help()},
+    )
+    data: str | None = field(
+        default=None,
+        metadata={
+            "help": "where to read the named dataset from (MBPP JSONL, CodeContests JSONL/Parquet)"
+        },
+    )
+    task_ids: tuple[str, ...] = field(
+        default=(), metadata={"help": "only these problems (empty: all)"}
+    )
+    limit: int | None = field(
+        default=None, metadata={"help": "only the first N problems (after task_ids)"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise UserError(
+                f"datasets[].limit is {self.limit}; use a positive number or leave it out."
+            )
+
+    @property
+    def label(self) -> str:
+        return (
+            Path(self.name).stem
+            if ("/" in self.name or self.name.endswith(".jsonl"))
+            else self.name
+        )
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """One decoding setting and the pass@k reported for it."""
+
+    label: str = field(
+        default="T=0.2", metadata={"help": "the setting's name in tables and results paths"}
+    )
+    ks: tuple[int, ...] = field(
+        default=(1,), metadata={"help": "pass@k reported for this setting (k <= samples)"}
+    )
+    decoding: DecodingConfig = field(
+        default_factory=DecodingConfig, metadata={"help": "temperature, top-p, n, stops, chat"}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.ks or any(k < 1 for k in self.ks):
+            raise UserError(
+                f"settings[{self.label}].ks is {list(self.ks)}; give positive k values such as [1, 100]."
+            )
+
+
+def _paper_settings() -> list[SettingSpec]:
+    return [
+        SettingSpec("T=0.2", (1,), DecodingConfig(temperature=0.2, top_p=0.95, n=10)),
+        SettingSpec("T=0.8", (1, 100), DecodingConfig(temperature=0.8, top_p=0.95, n=100)),
+    ]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `boi run` does; loadable from YAML (`--config`), overridable by flags."""
+
+    out_dir: str = field(default="runs/default", metadata={"help": "the run directory"})
+    datasets: list[DatasetSpec] = field(default_factory=lambda: [DatasetSpec()])
+    transforms: tuple[str, ...] = field(
+        default=CATALOGUE,
+        metadata={"help": "catalogue entries to apply (see boi perturb --list)", "names": True},
+    )
+    anonymous_name: str = field(
+        default="func", metadata={"help": "the name Anonymize gives the function"}
+    )
+    transform_params: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata={
+            "help": "transformation name -> parameter overrides (PerturbConfig.params), e.g. "
+            "{anonymize: {name: XYZ}}"
+        },
+    )
+    keep_unchanged: bool = field(
+        default=True,
+        metadata={
+            "help": "a transformation that does not apply to a problem (no droppable keyword, "
+            "no examples) counts it unchanged, so every row of the table covers the same problems "
+            "(paper Table 3); identical prompts are generated once. Off: such problems are left "
+            "out of that row"
+        },
+    )
+    keywords: KeywordConfig = field(default_factory=KeywordConfig)
+    models: list[BackendSpec] = field(
+        default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
+    )
+    settings: list[SettingSpec] = field(
+        default_factory=_paper_settings,
+        metadata={"help": "paper protocol: pass@1 at T=0.2, pass@100 at T=0.8 (top-p 0.95)"},
+    )
+    seeds: tuple[int, ...] = field(
+        default=tuple(range(10)),
+        metadata={
+            "help": "each setting is sampled once per seed; samples of all seeds are pooled (paper: 10 seeds)"
+        },
+    )
+    name_only_probe: bool = field(
+        default=True,
+        metadata={"help": "also generate from the name block alone (paper appendix 10.8)"},
+    )
+    critic: CriticSpec = field(default_factory=CriticSpec)
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    bootstrap: int = field(
+        default=1000,
+        metadata={"help": "bootstrap resamples for the confidence intervals of relative drops"},
+    )
+    perturb_seed: int = field(
+        default=0,
+        metadata={"help": "seed of the perturbation stage and of the report's bootstrap"},
+    )
+    random_seeds: int = field(
+        default=1,
+        metadata={
+            "help": "variants of each stochastic transformation, one per seed (ReCode: 10, its "
+            "s0..s9); the report takes the worst case over them (PerturbConfig.random_seeds)"
+        },
+    )
+
+    def __post_init__(self) -> None:
+        bind_transforms(self.transforms, self.transform_params, self.anonymous_name)
+        if "original" not in self.transforms:
+            # Caught here, not after generating everything: the report measures every drop
+            # against Original on the same problems.
+            raise UserError(
+                f"transforms {list(self.transforms)} lack 'original'; add it, drops are measured "
+                "against it."
+            )
+        if self.bootstrap < 0:
+            # Caught with the config, not by the report after generation and execution.
+            raise UserError(
+                f"bootstrap is {self.bootstrap}; use 0 for no confidence intervals or a "
+                "positive number of resamples, e.g. 1000."
+            )
+        if not self.datasets or not self.models or not self.settings or not self.seeds:
+            raise UserError("the run needs at least one dataset, model, setting and seed.")
+        labels = [s.label for s in self.settings]
+        if len(set(labels)) != len(labels):
+            raise UserError(f"settings labels {labels} repeat; give each setting its own label.")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise UserError(f"seeds {list(self.seeds)} repeat; list each once.")
+        # Results, caches and table columns are keyed by the model's label: two models under
+        # one label would mix their samples.
+        model_labels = [m.label for m in self.models]
+        repeated = sorted({label for label in model_labels if model_labels.count(label) > 1})
+        if repeated:
+            raise UserError(
+                f"models share the label {repeated[0]!r}; give each model a distinct name or "
+                "folder (the label is the backend kind and the model's last path part)."
+            )
+        for setting in self.settings:
+            n = setting.decoding.n * len(self.seeds)
+            too_big = [k for k in setting.ks if k > n]
+            if too_big:
+                raise UserError(
+                    f"setting {setting.label}: k={too_big[0]} exceeds the {n} samples per problem (n={setting.decoding.n} x {len(self.seeds)} seeds); raise decoding.n or lower ks."
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = to_dict(self)
+        return data
+
+
+BUNDLED_CONFIGS = Path(__file__).parents[1] / "configs"
+
+
+def resolve_config_path(name_or_path: str | None) -> str | None:
+    """A bundled config name (`demo`, `paper`) or a path, as a path."""
+    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
+
+
+def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
+    """A RunConfig from YAML (if given) with top-level overrides applied on top."""
+    return load_config(RunConfig, path, overrides)
+
+
+# Options added after run directories existed, with the value that means what those runs did:
+# at that value they are left out of the identity, so older directories still resume.
+_LATER_OPTIONS = {"random_seeds": 1}
+
+
+def run_identity(config: RunConfig) -> dict[str, Any]:
+    """The config as far as it decides the run's numbers: each model without the options that
+    only decide how requests travel (`BackendSpec.identity_mapping`: timeouts, concurrency,
+    retries, a pool's servers). A run directory belongs to this, so it resumes after such an
+    option changed (a dead server taken out of a pool)."""
+    identity = {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
+    for key, old_behaviour in _LATER_OPTIONS.items():
+        if identity.get(key) == old_behaviour:
+            del identity[key]
+    return identity
+
+
+def run_hash(config: RunConfig) -> str:
+    """The run directory's config hash: of `run_identity`."""
+    return config_hash(run_identity(config))
+
+
+def work_hash(config: RunConfig) -> str:
+    """The hash of what a run computes: its identity without where it is written. The shards
+    of one run share it (each has its own out_dir), and `boi merge` checks it."""
+    return config_hash({k: v for k, v in run_identity(config).items() if k != "out_dir"})

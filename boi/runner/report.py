@@ -1,0 +1,67 @@
+"""`boi run`'s report: the tables and page of a run (or of merged shards), and its summary
+line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.problem import Problem
+from benchmarks.report import ReportPaths, build_report
+from benchmarks.report.sections import report_sections
+from boi.runner.config import RunConfig
+from perturb.transforms import transform_baselines, transform_labels
+
+__all__ = ["build_run_report", "summary_line"]
+
+
+def build_run_report(
+    config: RunConfig,
+    out: Path,
+    results: list[dict[str, Any]],
+    problems: Mapping[str, Problem],
+    similarity: Mapping[str, float],
+) -> ReportPaths:
+    """The report of a run (or of merged shards): its settings' ks, bootstrap and seed."""
+    return build_report(
+        results,
+        dict(problems),
+        {s.label: list(s.ks) for s in config.settings},
+        out / "report",
+        critic=dict(similarity) or None,
+        bootstrap=config.bootstrap,
+        seed=config.perturb_seed,
+        title=f"boi run {out.name}",
+        labels=transform_labels(),
+        baselines=transform_baselines(),
+        sections=report_sections(out),
+    )
+
+
+def summary_line(
+    out: Path, table_json: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]
+) -> str:
+    """One line: what ran, and the first column's Original vs worst transformation."""
+    table = json.loads(table_json.read_text(encoding="utf-8"))
+    parts = [
+        f"{len(results)} samples executed",
+        f"{generation['generated']} generated ({generation['cache_hits']} from cache)",
+    ]
+    if table["columns"]:
+        column = table["columns"][0]
+        values = {
+            row["transform"]: row["cells"][0]
+            for row in table["rows"]
+            if row["cells"][0].get("pass_at_k") is not None
+        }
+        original = values.get("original", {}).get("pass_at_k")
+        perturbed = {t: c for t, c in values.items() if t not in ("original", "name_only")}
+        label = f"pass@{column['k']} {column['dataset']}/{column['model']}/{column['setting']}"
+        if original is not None and perturbed:
+            worst = min(perturbed, key=lambda t: perturbed[t]["pass_at_k"])
+            parts.append(
+                f"{label}: original {100 * original:.1f}, worst {worst} {100 * perturbed[worst]['pass_at_k']:.1f}"
+            )
+    return f"boi run: {', '.join(parts)}; report: {out / 'report' / 'report.html'}"

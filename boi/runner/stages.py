@@ -1,0 +1,248 @@
+"""`boi run`'s stages before execution: its inputs checked and loaded (models, datasets), the
+perturbation, the critic gate, and the sampling of one model under one setting."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.errors import UserError
+from benchmarks.common.http import unreachable
+from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.models import check_backends, check_local_model
+from benchmarks.common.rundir import RunDir
+from benchmarks.generation import (
+    PROGRAM_CHAT_INSTRUCTION,
+    PROGRAM_STOP,
+    Backend,
+    DecodingConfig,
+    PromptGroup,
+    SamplingTotals,
+    for_kind,
+    sample_prompts,
+    unread_replies_warning,
+)
+from benchmarks.loaders import LoadResult, load_benchmark
+from benchmarks.problem import Problem
+from boi.runner.config import DatasetSpec, RunConfig, SettingSpec
+from critic.annotate import annotate_file
+from critic.scoring import load_scorer
+from critic.similarity import PlausibilityGate, read_similarities
+from perturb.catalogue import PerturbConfig, run_catalogue
+
+__all__ = ["check_run_models", "load_datasets", "prompt_groups"]
+
+
+def check_run_models(config: RunConfig) -> None:
+    """Every model the run will load or call can be reached (`check_backends`), the critic's
+    scorer included: one sentence before any work, not an error after the perturbation and
+    the critic (minutes on a CPU)."""
+    check_backends(config.models)
+    if config.critic.enabled:
+        scorer = config.critic.scorer
+        url = getattr(scorer, "url", None)
+        if url and unreachable([url]):
+            raise UserError(
+                f"critic.scorer.url {url}: nothing answers there; start the scorer's server "
+                "(or fix the URL, or set critic.enabled: false) before the run."
+            )
+        if not url and hasattr(scorer, "model"):
+            check_local_model(
+                scorer.model, getattr(scorer, "revision", None), what="critic.scorer.model"
+            )
+
+
+def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    if spec.task_ids:
+        by_id = {p.task_id: p for p in problems}
+        missing = [t for t in spec.task_ids if t not in by_id]
+        if missing:
+            raise UserError(
+                f"dataset {spec.label}: task_ids {missing[:3]} are not in the dataset; check the ids (e.g. 'HumanEval/0')."
+            )
+        problems = [by_id[t] for t in spec.task_ids]
+    return problems[: spec.limit] if spec.limit else problems
+
+
+def _given_variants(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    """A dataset of variants made elsewhere (`boi perturb --out`, ReCode's released files):
+    every record already carries its lineage, so the run takes them as they are. task_ids and
+    limit select source problems, with all their variants."""
+    originals = [p for p in problems if p.transform == "original"]
+    if not originals:
+        raise UserError(
+            f"dataset {spec.label} holds variants but no original problems; drops are measured "
+            "against the originals, so include them (boi perturb writes them with the variants)."
+        )
+    kept = {p.task_id for p in _select(originals, spec)}
+    return [p for p in problems if p.source_task_id in kept]
+
+
+def _qualified(problem: Problem, label: str) -> Problem:
+    """`problem` under the id `label:ID`, for a dataset whose ids an earlier one uses."""
+    task_id = f"{label}:{problem.task_id}"
+    return dataclasses.replace(problem, task_id=task_id, source_task_id=task_id)
+
+
+def load_datasets(config: RunConfig) -> list[LoadResult]:
+    """Every dataset of the run, loaded and its selection checked (task_ids in the dataset,
+    originals among given variants): done before the run directory is claimed, so that a
+    wrong path or id costs one sentence and the corrected command then runs, instead of
+    meeting a manifest written for the mistaken config."""
+    loaded = [load_benchmark(spec.name, spec.data) for spec in config.datasets]
+    for spec, result in zip(config.datasets, loaded, strict=True):
+        if any(p.lineage for p in result.problems):
+            _given_variants(result.problems, spec)
+        else:
+            _select(result.problems, spec)
+    return loaded
+
+
+def _perturb(
+    config: RunConfig,
+    out: Path | None,
+    log: Callable[[str], None],
+    datasets: Sequence[LoadResult] = (),
+) -> tuple[list[Problem], dict[str, str]]:
+    """All variants of all datasets (+ the name-only probe); problem id -> dataset label.
+    Written to `out` (problems.jsonl, not_applied.jsonl) unless it is None (a dry run).
+    `datasets`: what `load_datasets` loaded (loaded here when empty)."""
+    transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
+    perturb_config = PerturbConfig(
+        transforms,
+        config.anonymous_name,
+        config.perturb_seed,
+        config.keywords,
+        config.keep_unchanged,
+        config.transform_params,
+        config.random_seeds,
+    )
+    variants: list[Problem] = []
+    dataset_of: dict[str, str] = {}
+    sources: set[str] = set()  # the problems of the datasets so far
+    not_applied = []
+    for spec, loaded in zip(config.datasets, datasets or load_datasets(config), strict=True):
+        for issue in loaded.issues:
+            log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
+        if any(p.lineage for p in loaded.problems):
+            given = _given_variants(loaded.problems, spec)
+            sources.update(v.source_task_id for v in given)
+            variants += given
+            dataset_of.update({v.task_id: spec.label for v in given})
+            names = Counter(v.transform for v in given)
+            log(
+                f"  {spec.label}: {len(given)} variants as given (not perturbed again); "
+                + ", ".join(f"{name} {count}" for name, count in names.items())
+            )
+            continue
+        selected = _select(loaded.problems, spec)
+        if any(p.task_id in sources for p in selected):
+            # The same problems with other tests (HumanEval and HumanEval+): the variants and
+            # results of each dataset stay apart under ids of their own, and the prompts, being
+            # identical, share their samples through the generation cache.
+            selected = [_qualified(p, spec.label) for p in selected]
+            log(
+                f"  {spec.label}: task ids shared with an earlier dataset, taken as {spec.label}:ID"
+            )
+        sources.update(p.task_id for p in selected)
+        result = run_catalogue(selected, perturb_config)
+        for task_id, reason in result.split_failures.items():
+            log(f"  {spec.label}: skipped {task_id}: {reason}")
+        variants += result.variants
+        dataset_of.update({v.task_id: spec.label for v in result.variants})
+        not_applied += [
+            {"dataset": spec.label, "task_id": t, "transform": n, "reason": r}
+            for t, n, r in result.not_applied
+        ]
+        log(
+            f"  {spec.label}: {len(result.variants)} variants of {len(selected)} problems; "
+            + ", ".join(f"{row['transform']} {row['variants']}" for row in result.summary())
+        )
+    if out is not None:
+        write_jsonl(
+            out / "problems.jsonl",
+            ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
+        )
+        write_jsonl(out / "not_applied.jsonl", not_applied)
+    return variants, dataset_of
+
+
+def _critic_gate(
+    config: RunConfig, out: Path, variants: list[Problem], log: Callable[[str], None]
+) -> tuple[list[Problem], dict[str, float]]:
+    scored = [v for v in variants if v.transform != "name_only"]
+    write_jsonl(out / "critic_input.jsonl", (v.to_json() for v in scored))
+    scorer = load_scorer(config.critic.kind, config.critic.scorer)
+    gate = PlausibilityGate(
+        min_similarity=config.critic.min_similarity, measure=config.critic.measure
+    )
+    annotate_file(
+        out / "critic_input.jsonl", out / "critic.jsonl", scorer, gate, log=lambda m: log("  " + m)
+    )
+    similarity = read_similarities(out / "critic.jsonl", config.critic.measure)
+    rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
+    if rejected:
+        log(
+            f"  critic gate: {len(rejected)} variants below {config.critic.min_similarity}% similarity are not generated (see critic.jsonl)"
+        )
+    return [v for v in variants if v.task_id not in rejected], similarity
+
+
+def prompt_groups(variants: Sequence[Problem], decoding: DecodingConfig) -> list[PromptGroup]:
+    """The record decides how a prompt is completed: a function body (HumanEval's stops and
+    instruction) or a whole stdin/stdout program (no stops but the model's end, a program
+    instruction); each kind is generated with its own decoding."""
+    functions = {v.task_id: v.prompt for v in variants if not v.is_stdio}
+    programs = {v.task_id: v.prompt for v in variants if v.is_stdio}
+    return [
+        PromptGroup(functions, decoding, "functions"),
+        PromptGroup(
+            programs, for_kind(decoding, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION), "programs"
+        ),
+    ]
+
+
+def _sample_setting(
+    config: RunConfig,
+    run: RunDir,
+    backend: Backend,
+    label: str,
+    setting: SettingSpec,
+    problems: Mapping[str, Problem],
+    dataset_of: Mapping[str, str],
+    log: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], SamplingTotals]:
+    """One model's samples under one setting (every seed), as rows for the sandbox."""
+    generated, totals = sample_prompts(
+        backend,
+        prompt_groups(list(problems.values()), setting.decoding),
+        config.seeds,
+        run.path / "generations.jsonl",
+        log=log,
+        timings=run.timings,
+        what=f"{label} {setting.label}",
+        prefix="boi run",
+    )
+    unread = unread_replies_warning(generated, f"{label} ({setting.label})")
+    if unread:
+        log(f"  {unread}")
+    elif totals.empty:
+        # This model and setting's own empties, not the run's so far.
+        log(
+            f"  warning: {totals.empty} completions from {label} ({setting.label}) are "
+            "empty after post-processing; they count as failures"
+        )
+    rows = [
+        {
+            "task_id": s.prompt_id, "completion": s.completion,
+            "dataset": dataset_of[s.prompt_id], "model": label, "setting": setting.label,
+            "seed": s.seed, "sample_index": s.sample_index,
+            "source_task_id": problems[s.prompt_id].source_task_id,
+            "transform": problems[s.prompt_id].transform, **s.reply_fields(),
+        }
+        for s in generated
+    ]  # fmt: skip
+    return rows, totals
