@@ -5,7 +5,7 @@
     boi.__version__                                   the installed boi's version
     boi.load_dataset(name, data=None)                 -> list[Problem]
     boi.transform(problem, name, **params)            -> list[Problem]: its variants
-    boi.execute(problems, samples, **settings)        -> ExecutionReport: results + summary
+    boi.execute(problems, samples, **settings)        -> ExecutionSummary: results + summary
     boi.run(config, **overrides)                      -> Run: `boi run` from Python
     boi.open_run(path)                                -> Run: .config, .table(), .results()
     boi.Run, boi.Problem, boi.NotApplicableError      the types they return and raise

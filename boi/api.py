@@ -5,7 +5,7 @@ commands give the same problems, variants, verdicts and tables:
 
     load_dataset(name, data=None) -> list[Problem]            benchmarks.loaders.load_benchmark
     transform(problem, name, **params) -> list[Problem]        perturb.catalogue.run_catalogue
-    execute(problems, samples, ...) -> ExecutionReport         benchmarks.execution.execute_samples
+    execute(problems, samples, ...) -> ExecutionSummary         benchmarks.execution.execute_samples
     run(config, **overrides) -> Run                            boi.runner.run_robustness (`boi run`)
     open_run(path) -> Run                                      boi.run_reader.open_run
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.common.config import from_mapping, to_dict
 from benchmarks.common.errors import UserError
-from benchmarks.execution import ExecutionConfig, ExecutionReport, execute_samples
+from benchmarks.execution import ExecutionConfig, ExecutionSummary, execute_samples
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from boi.run_reader import Run, open_run
@@ -118,7 +118,7 @@ def execute(
     out: str | os.PathLike[str] | None = None,
     config: ExecutionConfig | None = None,
     **settings: Any,
-) -> ExecutionReport:
+) -> ExecutionSummary:
     """Run samples (`{"task_id": ..., "completion": ...}`, extra fields kept) against their
     problems in the sandbox, as `boi execute` does.
 

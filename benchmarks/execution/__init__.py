@@ -14,7 +14,7 @@ it, older results files included.
 from benchmarks.execution._config import ExecutionConfig
 from benchmarks.execution._pool import Isolation, WorkerPool
 from benchmarks.execution._run import (
-    ExecutionReport,
+    ExecutionSummary,
     default_summary_path,
     execute_samples,
     problem_defect,
@@ -33,7 +33,7 @@ from benchmarks.execution._tables import (
 
 __all__ = [
     "ExecutionConfig",
-    "ExecutionReport",
+    "ExecutionSummary",
     "Outcome",
     "OutcomeTable",
     "TableBatch",

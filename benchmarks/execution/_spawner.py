@@ -199,7 +199,7 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
     _kernel.set_name(b"boi-sample")
     kind = request["kind"]
     devnull = zygote.devnull
-    report = zygote.report
+    isolation = zygote.isolation
     timeout = float(request["timeout"])
     if kind == "candidate":
         calls_r, replies_w = fds
@@ -210,15 +210,15 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
         extra = (program_r,)
     try:
         if zygote.pid_namespace_fd is not None:
-            zygote._enter_own_namespaces(request["scratch"], report["sandbox_uid"])
+            zygote._enter_own_namespaces(request["scratch"], isolation["sandbox_uid"])
         zygote._become_sample(
             request["scratch"],
             stdin_fd,
             stdout_fd,
             (first, second, *extra),
             _cpu_seconds(timeout),
-            report["sandbox_uid"],
-            bool(report["pid_namespace"]),
+            isolation["sandbox_uid"],
+            bool(isolation["pid_namespace"]),
             confine=True,
         )
     except BaseException:

@@ -183,8 +183,8 @@ class TestsProcess:
                     # in a nested user namespace (no root). Out of the sample's cgroups: a
                     # candidate that exhausts the process or memory cap cannot make the tests
                     # fail in its place.
-                    zygote.report["tests_uid"],
-                    bool(zygote.report["pid_namespace"]),
+                    zygote.isolation["tests_uid"],
+                    bool(zygote.isolation["pid_namespace"]),
                     join_cgroups=False,
                 )
                 # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same

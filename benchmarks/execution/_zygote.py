@@ -215,7 +215,7 @@ class Zygote:
     def __init__(self, config: dict, keep_fds: tuple[int, ...] = ()) -> None:
         self.config = config
         self.keep_fds = keep_fds
-        self.report: dict = {"errors": []}
+        self.isolation: dict = {"errors": []}
         self.scratch_root: str | None = None
         self.cgroup_fds: list[int] = []
         self.cgroup_read_fds: list[int] = []
@@ -244,7 +244,7 @@ class Zygote:
             os._exit(1)  # the harness died before we armed the death signal
         self._preload(config.get("preload", []))
         root = os.geteuid() == 0
-        self.report.update(
+        self.isolation.update(
             root=root,
             namespaces=False,
             user_namespace=False,
@@ -269,19 +269,19 @@ class Zygote:
                 os.open(p, os.O_RDONLY | os.O_CLOEXEC) for p in self.cgroup_procs
             ]
         except OSError as err:
-            self.report["errors"].append(f"cannot join the worker's cgroups ({err})")
+            self.isolation["errors"].append(f"cannot join the worker's cgroups ({err})")
             self.cgroup_fds, self.cgroup_read_fds = [], []
-        self.report["cgroups"] = bool(self.cgroup_fds)
+        self.isolation["cgroups"] = bool(self.cgroup_fds)
         if config.get("namespaces", True):
             self._enter_namespaces(root)
-        if self.report["namespaces"]:
+        if self.isolation["namespaces"]:
             self._setup_filesystem()
         if self.scratch_root is None:
             # Without a private mount namespace the scratch space is a directory the harness made.
             self.scratch_root = config["fallback_scratch"]
         if root:
             self._choose_uids(config.get("sandbox_uids") or [])
-        self.report["scratch_root"] = self.scratch_root
+        self.isolation["scratch_root"] = self.scratch_root
         # Separated mode puts a run's two processes on one CPU: a call is a synchronous round
         # trip, and waking a process on another CPU costs ~10x a same-CPU switch on VMs (113 us
         # vs 11 us per pipe round trip measured on a 2-core VM). One worker per CPU keeps the
@@ -294,21 +294,21 @@ class Zygote:
         }
         self._load_confinement()
         if (
-            self.report["pid_namespace"]
-            and self.report["private_proc"]
-            and self.report["filesystem"]
+            self.isolation["pid_namespace"]
+            and self.isolation["private_proc"]
+            and self.isolation["filesystem"]
         ):
             self._probe_sample_namespaces()
         gc.collect()
         gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
-        return self.report
+        return self.isolation
 
     def _preload(self, modules: list[str]) -> None:
         for name in modules:
             try:
                 importlib.import_module(name)
             except Exception as err:  # a missing optional module only costs speed
-                self.report["errors"].append(f"preload {name}: {err}")
+                self.isolation["errors"].append(f"preload {name}: {err}")
 
     def _enter_namespaces(self, root: bool) -> None:
         flags = (
@@ -333,16 +333,16 @@ class Zygote:
                     handle.write(f"0 {uid} 1")
                 with open("/proc/self/gid_map", "w") as handle:
                     handle.write(f"0 {gid} 1")
-                self.report["user_namespace"] = True
+                self.isolation["user_namespace"] = True
         except OSError as err:
-            self.report["errors"].append(f"namespaces unavailable ({err.strerror or err})")
+            self.isolation["errors"].append(f"namespaces unavailable ({err.strerror or err})")
             return
         # Never touch mounts unless we really are in a mount namespace of our own.
         if os.readlink("/proc/self/ns/mnt") == before:
-            self.report["errors"].append("unshare returned but the mount namespace is unchanged")
+            self.isolation["errors"].append("unshare returned but the mount namespace is unchanged")
             return
-        self.report["namespaces"] = True
-        self.report["network"] = True
+        self.isolation["namespaces"] = True
+        self.isolation["network"] = True
         if flags & _kernel.CLONE_NEWPID:
             self._become_pid_one()
 
@@ -361,7 +361,7 @@ class Zygote:
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 0 and os.getpid() == 1:
-            self.report["pid_namespace"] = True
+            self.isolation["pid_namespace"] = True
 
     def _setup_filesystem(self) -> None:
         config = self.config
@@ -371,7 +371,7 @@ class Zygote:
             scratch = "/tmp"
             if any(_is_under(p, scratch) for p in needed):
                 scratch = config["fallback_scratch"]
-            self.report["exposed"] = _expose(needed)
+            self.isolation["exposed"] = _expose(needed)
             size = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
             _kernel.mount(
                 "boi-scratch",
@@ -393,7 +393,7 @@ class Zygote:
                     _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
                     "size=4k,mode=0755",
                 )
-                self.report["hidden"].append(path)
+                self.isolation["hidden"].append(path)
             self._mount_private_proc()
             failed = []
             scratch_real = os.path.realpath(scratch)
@@ -410,16 +410,16 @@ class Zygote:
                     if err.errno != errno.ENOENT:  # shadowed mounts cannot be reached anyway
                         failed.append(mount_point)
             if failed:
-                self.report["errors"].append(f"could not make read-only: {', '.join(failed)}")
+                self.isolation["errors"].append(f"could not make read-only: {', '.join(failed)}")
             else:
-                self.report["filesystem"] = True
+                self.isolation["filesystem"] = True
         except OSError as err:
-            self.report["errors"].append(f"filesystem isolation failed ({err})")
+            self.isolation["errors"].append(f"filesystem isolation failed ({err})")
 
     def _mount_private_proc(self) -> None:
         """A procfs of our own PID namespace over /proc: samples then see only their own
         processes, not the machine's (their command lines included)."""
-        if not self.report["pid_namespace"]:
+        if not self.isolation["pid_namespace"]:
             return
         try:
             _kernel.mount(
@@ -427,9 +427,9 @@ class Zygote:
             )
         except OSError as err:
             # Refused where the outer /proc has masked paths (some containers): keep it, say so.
-            self.report["errors"].append(f"kept the machine's /proc ({err})")
+            self.isolation["errors"].append(f"kept the machine's /proc ({err})")
             return
-        self.report["private_proc"] = True
+        self.isolation["private_proc"] = True
 
     def _probe_sample_namespaces(self) -> None:
         """Can each sample get PID and mount namespaces of its own (see `_enter_own_namespaces`)?
@@ -443,7 +443,7 @@ class Zygote:
             if pid == 0:
                 code = 1
                 try:
-                    self._enter_own_namespaces(scratch, self.report["sandbox_uid"])
+                    self._enter_own_namespaces(scratch, self.isolation["sandbox_uid"])
                     empty = os.listdir(scratch) == [] and os.statvfs(scratch).f_files > 0
                     code = 0 if os.getpid() == 1 and os.listdir("/proc/self/task") and empty else 2
                 finally:
@@ -452,15 +452,15 @@ class Zygote:
             status = os.waitpid(pid, 0)[1]
             os.rmdir(scratch)
         except OSError as err:
-            self.report["errors"].append(f"no namespaces of their own for samples ({err})")
+            self.isolation["errors"].append(f"no namespaces of their own for samples ({err})")
             os.close(fd)
             return
         if os.waitstatus_to_exitcode(status) != 0:
-            self.report["errors"].append("no namespaces of their own for samples (probe failed)")
+            self.isolation["errors"].append("no namespaces of their own for samples (probe failed)")
             os.close(fd)
             return
         self.pid_namespace_fd = fd
-        self.report["sample_namespaces"] = True
+        self.isolation["sample_namespaces"] = True
 
     def _enter_own_namespaces(self, scratch: str, uid: int | None) -> None:
         """In a sample just forked into a PID namespace of its own (it is PID 1 there): a mount
@@ -495,10 +495,10 @@ class Zygote:
         rootless setups: often 65536), so the pool offers a high pair and a low one."""
         for candidate_uid, tests_uid in pairs:
             if self._probe_uid(candidate_uid) and self._probe_uid(tests_uid):
-                self.report.update(uid_drop=True, sandbox_uid=candidate_uid, tests_uid=tests_uid)
+                self.isolation.update(uid_drop=True, sandbox_uid=candidate_uid, tests_uid=tests_uid)
                 return
         if pairs:
-            self.report["errors"].append(
+            self.isolation["errors"].append(
                 "no unprivileged uid can be used here (unmapped, or it cannot read this Python "
                 f"installation under {sys.base_prefix}: make it readable by other users, e.g. "
                 "chmod o+rx on the directories above it, or use a Python installed outside a "
@@ -547,7 +547,7 @@ class Zygote:
                 module = _load_sibling("_landlock")
                 abi = int(module.abi_version())
             except (OSError, ImportError, AttributeError) as err:
-                self.report["errors"].append(f"Landlock unavailable ({err})")
+                self.isolation["errors"].append(f"Landlock unavailable ({err})")
             else:
                 if abi > 0:
                     self.landlock = module
@@ -557,17 +557,19 @@ class Zygote:
                     module.default_read_paths()
                     module.default_list_dirs()
                 else:
-                    self.report["errors"].append("Landlock unavailable (kernel without it)")
+                    self.isolation["errors"].append("Landlock unavailable (kernel without it)")
         if config.get("seccomp", True):
             try:
                 module = _load_sibling("_seccomp")
             except (OSError, ImportError) as err:
-                self.report["errors"].append(f"seccomp unavailable ({err})")
+                self.isolation["errors"].append(f"seccomp unavailable ({err})")
             else:
                 if module.SUPPORTED:
                     self.seccomp = module
                 else:
-                    self.report["errors"].append("seccomp unavailable (unsupported architecture)")
+                    self.isolation["errors"].append(
+                        "seccomp unavailable (unsupported architecture)"
+                    )
         self.stdlib_path = [p for p in sys.path if p and _is_stdlib_path(p)]
         # Built once here, enforced in each sample: a sample then pays for a few system calls,
         # not for assembling ~300 Landlock rules and a BPF program (4.6 ms per sample).
@@ -584,7 +586,7 @@ class Zygote:
             if self.seccomp is not None:
                 self.seccomp_program = self.seccomp.build_filter()
         except OSError as err:
-            self.report["errors"].append(f"Landlock/seccomp refused ({err}); not used")
+            self.isolation["errors"].append(f"Landlock/seccomp refused ({err}); not used")
             self.landlock = self.seccomp = self.ruleset = None
             return
         if self.landlock is None and self.seccomp is None:
@@ -596,7 +598,7 @@ class Zygote:
         if pid == 0:
             try:
                 os.close(result_r)
-                uid = self.report["sandbox_uid"]
+                uid = self.isolation["sandbox_uid"]
                 if uid is not None:
                     os.chown(probe_dir, uid, uid)
                     os.setgroups([])
@@ -617,7 +619,7 @@ class Zygote:
         except ValueError:
             outcome = {}
         if "error" in outcome or not outcome:
-            self.report["errors"].append(
+            self.isolation["errors"].append(
                 f"Landlock/seccomp refused ({outcome.get('error', 'no answer')}); not used"
             )
             if self.ruleset is not None:
@@ -625,10 +627,10 @@ class Zygote:
             self.landlock = self.seccomp = self.ruleset = None
             return
         landlock = outcome.get("landlock") or {}
-        self.report["landlock"] = int(landlock.get("abi", 0))
-        self.report["landlock_net"] = bool(landlock.get("tcp"))
-        self.report["landlock_scopes"] = bool(landlock.get("signals"))
-        self.report["seccomp"] = bool(outcome.get("seccomp"))
+        self.isolation["landlock"] = int(landlock.get("abi", 0))
+        self.isolation["landlock_net"] = bool(landlock.get("tcp"))
+        self.isolation["landlock_scopes"] = bool(landlock.get("signals"))
+        self.isolation["seccomp"] = bool(outcome.get("seccomp"))
 
     def _confine(self, scratch: str) -> dict:
         """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
@@ -725,7 +727,8 @@ class Zygote:
         # A sample's own scratch directory is a mount point in its own namespace, empty here:
         # kept, so that its inode number stays the same from run to run (and counts nothing).
         _clear_dir(
-            root, keep=(TESTS_DIR, SAMPLE_DIR) if self.report["sample_namespaces"] else (TESTS_DIR,)
+            root,
+            keep=(TESTS_DIR, SAMPLE_DIR) if self.isolation["sample_namespaces"] else (TESTS_DIR,),
         )
         tests_dir = os.path.join(root, TESTS_DIR)
         if os.path.isdir(tests_dir):
@@ -735,7 +738,7 @@ class Zygote:
         path = os.path.join(self._scratch_root(), TESTS_DIR)
         if not os.path.isdir(path):
             os.mkdir(path, 0o700)
-            owner = self.report["tests_uid"]
+            owner = self.isolation["tests_uid"]
             if owner is not None:
                 os.chown(path, owner, owner)
         return path
@@ -743,7 +746,7 @@ class Zygote:
     def _new_scratch(self, tag: str, owner: int | None) -> str:
         """An empty directory under the scratch root for one process of this run, owned by
         `owner` (None: the zygote's uid)."""
-        if self.report["sample_namespaces"]:
+        if self.isolation["sample_namespaces"]:
             # The same directory every run: the sample mounts a fresh tmpfs over it in its own
             # mount namespace (_enter_own_namespaces), so there is nothing in it to clear.
             path = os.path.join(self._scratch_root(), SAMPLE_DIR)
@@ -776,7 +779,7 @@ class Zygote:
         verdict. It is replaced whenever a run does not end in a verdict (a timeout, a crash),
         so no run inherits a tests process that an unfinished run left behind."""
         self.sequence += 1
-        uid = self.report["sandbox_uid"]
+        uid = self.isolation["sandbox_uid"]
         candidate_dir = self._new_scratch("c", uid)
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
@@ -844,7 +847,7 @@ class Zygote:
         per call: tens of thousands of calls per completion cost about a second.
         """
         self.sequence += 1
-        uid = self.report["sandbox_uid"]
+        uid = self.isolation["sandbox_uid"]
         candidate_dir = self._new_scratch("c", uid)
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
@@ -947,7 +950,7 @@ class Zygote:
         complete; the cgroups and a sweep of the sandbox uid catch anything else (the tests
         process is in neither).
         """
-        if self.report["sample_namespaces"] and spawned and self.spawner is not None:
+        if self.isolation["sample_namespaces"] and spawned and self.spawner is not None:
             # Every process of a sample lives in the sample's own PID namespace, whose init is
             # the process the spawner forked: killing it kills them all, and the spawner's
             # waitpid on it returns only once the kernel has reaped every other process of
@@ -964,10 +967,10 @@ class Zygote:
                 self.spawner.wait(pid, until)
                 self.spawner.forget(pid)
             return
-        if self.report["pid_namespace"]:
+        if self.isolation["pid_namespace"]:
             if os.getppid() != 1:  # kill(-1) outside our own namespace would hit the machine
                 raise RuntimeError("PID namespace lost")
-            if self.report["private_proc"]:
+            if self.isolation["private_proc"]:
                 spare = {1, os.getpid()}
                 if self.tests is not None and self.tests.status is None:
                     spare.add(self.tests.pid)
@@ -989,21 +992,21 @@ class Zygote:
             for pid in spawned:
                 self.spawner.wait(pid, until)
                 self.spawner.forget(pid)
-        if not self.report["pid_namespace"]:
+        if not self.isolation["pid_namespace"]:
             # After the spawner has reaped the group's leader: what the cgroups and the uid
             # still hold is then only what escaped the group, not the dying leader itself.
             self._kill_cgroup_leftovers()
-            uid = self.report["sandbox_uid"]
+            uid = self.isolation["sandbox_uid"]
             if uid is not None:
                 _sweep_uid(uid, time.monotonic() + 2.0)
-        if self.report["namespaces"] and not self.report["seccomp"]:
+        if self.isolation["namespaces"] and not self.isolation["seccomp"]:
             # Under the seccomp filter no sample can create System V IPC objects.
             _remove_sysv_ipc()
 
     def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
         self.sequence += 1
         config = self.config
-        uid = self.report["sandbox_uid"]
+        uid = self.isolation["sandbox_uid"]
         scratch = self._new_scratch("s", uid)
         nonce_r, keep_r = _nonce_pipes()
         verdict_r, verdict_w = os.pipe()
@@ -1080,7 +1083,7 @@ class Zygote:
     def _scratch_guard(self) -> ScratchGuard | None:
         """Where the scratch space is a plain directory (no capped tmpfs), a check of its size
         and file count while the sample runs."""
-        if self.report["filesystem"]:
+        if self.isolation["filesystem"]:
             return None
         return ScratchGuard(
             self._scratch_root(),
@@ -1134,9 +1137,9 @@ class Zygote:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         nproc = int(limits["processes"])
-        if uid is None and self.report["user_namespace"]:
+        if uid is None and self.isolation["user_namespace"]:
             nproc += 3  # the zygote and the monitor share this namespace's uid 0
-        if uid is not None or self.report["user_namespace"]:
+        if uid is not None or self.isolation["user_namespace"]:
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         os.chdir(scratch)
         os.environ.clear()
@@ -1160,7 +1163,7 @@ class Zygote:
         if not pid_ns and os.getppid() != parent:
             os._exit(71)  # our parent died before the death signal was armed
         if confine:
-            if uid is None and self.report["user_namespace"]:
+            if uid is None and self.isolation["user_namespace"]:
                 # Root of the worker's user namespace holds capabilities over the tests' process:
                 # give them up in a user namespace of our own (same kernel uid, same files).
                 if _kernel.libc.unshare(_kernel.CLONE_NEWUSER) != 0:
@@ -1407,7 +1410,7 @@ def main() -> None:
         sys.path.pop(0)  # samples must not import our private modules by accident
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
     zygote = Zygote(config, keep_fds=(job_fd, result_fd))
-    report = zygote.setup()
+    isolation = zygote.setup()
     # Split in two before the first job: the jobs process (this one's child) receives jobs,
     # runs the tests and judges; this process becomes the spawner, which forks the samples
     # and so never holds anything a sample must not see.
@@ -1422,7 +1425,7 @@ def main() -> None:
                 os._exit(1)
             _kernel.set_name(b"boi-jobs")
             zygote.spawner = _spawner.SpawnerClient(jobs_end)
-            _wire.Channel(result_fd).send({"ready": True, "report": report})
+            _wire.Channel(result_fd).send({"ready": True, "isolation": isolation})
             zygote.serve(job_fd, result_fd)
         finally:
             os._exit(0)
