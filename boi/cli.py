@@ -38,7 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "droppable keywords per problem; fine-tune the KeyBERT embedder",
     ),
     "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
-    "merge": ("boi.commands.merge", "the shards of one boi run (--shard I/N) as one run + report"),
+    "merge": (
+        "boi.commands.merge",
+        "the shards of one run (any study, --shard I/N) as one run + report",
+    ),
     "rank": (
         "boi.commands.rank",
         "which transformation hurts most: severity ranking across runs (models)",
