@@ -18,8 +18,10 @@ written once for all of them:
   by every study as a model;
 - the outcome (`StudyOutcome`) and the completed manifest.
 
-Adding a study is one class with the `Study` methods plus a line in `boi.studies.STUDIES`;
-adding a flag for every study is one change here and in `boi.studies`.
+Adding a study is one class with the `Study` methods, a line in `boi.studies.STUDIES` (so that
+`boi merge` finds it) and its command, which calls `benchmarks.study.cli.drive`; a flag for every
+study is declared and carried out in `benchmarks.study.cli`, and what it changes in the driver
+is here.
 """
 
 from __future__ import annotations
