@@ -19,6 +19,8 @@ from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import t_test
+from benchmarks.study import Shard, run_study
+from benchmarks.study.merge import merge_study
 from bias.fairness_tests import ablations
 from bias.fairness_tests.ablations import (
     ABLATIONS,
@@ -26,6 +28,7 @@ from bias.fairness_tests.ablations import (
     TEMPERATURE,
     ExperimentConfig,
     RunData,
+    SelfDetectionStudy,
     SubRun,
     ablation,
     estimate_ablation,
@@ -445,6 +448,62 @@ def test_huang_self_detection_against_the_verdicts(scripted, data, tmp_path, cap
     asked = [p for p in ScriptedExperiment.prompts if "Analyze the provided code" in p]
     assert asked and "following attributes: age and gender. Return the results" in asked[0]
     assert '"age": True/False,\n  "gender": True/False' in asked[0]
+
+
+def _questions() -> list[str]:
+    return [p for p in ScriptedExperiment.prompts if "Analyze the provided code" in p or "Is the code below biased" in p]  # fmt: skip
+
+
+def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
+    """OUT/self-detection is the run directory of `SelfDetectionStudy`: claimed, resumed without
+    asking the model again, refused when it holds another run; its estimate counts the questions
+    it then asks, and its shards merge into the unsharded run's answers."""
+    config = _experiment(
+        tmp_path, kind="huang_self_detection", axis=["attributes", "yes_no"], base=_base(data, "cbs_prompts")
+    )  # fmt: skip
+    before = estimate_ablation(config, lambda _: None)  # the test run has not run: a bound
+    assert not (tmp_path / "exp").exists()
+    outcome = run_ablation(config, log=lambda _: None)
+    folder = tmp_path / "exp" / "self-detection"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["study"] == "boi bias experiment self-detection" and manifest["completed"]
+    assert manifest["config"]["test_dir"] == str(tmp_path / "exp" / "test")
+    asked = _questions()  # 4 compared replies (3 distinct codes) x 2 forms
+    assert len(asked) == manifest["generation"]["generated"] == 6
+    study = SelfDetectionStudy.from_config(manifest["config"])
+    estimate = study.estimate(lambda _: None)
+    assert (estimate.requested_samples, estimate.generations) == (8, len(asked))
+    assert estimate.executions == 0 and estimate.max_output_tokens == 6 * 96
+    # The experiment's: the test run's and the questions'; before the test run, the questions'
+    # bound (every round-0 reply, 2 prompts x 2 samples, asked in both forms).
+    after = estimate_ablation(config, lambda _: None)
+    assert before.generations - after.generations == 4 * 2 - len(asked)
+    assert "self-detection: compared replies: 4 of 4 round-0 replies" in "\n".join(after.notes)
+    # A rerun resumes: nothing is asked again, the answers and tables are the same.
+    calls, answers = len(ScriptedExperiment.prompts), (folder / "answers.jsonl").read_bytes()
+    again = run_ablation(config, log=lambda _: None)
+    assert len(ScriptedExperiment.prompts) == calls and again.markdown == outcome.markdown
+    assert (folder / "answers.jsonl").read_bytes() == answers
+    resumed = json.loads((folder / "manifest.json").read_text())["generation"]
+    assert (resumed["generated"], resumed["cache_hits"]) == (0, 6)
+    # Another run's settings are refused; so is a folder of answers without a manifest.
+    with pytest.raises(UserError, match=r"holds a different run \(changed: max_new_tokens\)"):
+        run_study(SelfDetectionStudy(dataclasses.replace(study.config, max_new_tokens=32)))
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "answers.jsonl").write_text("")
+    with pytest.raises(UserError, match=r"holds files but no manifest\.json"):
+        run_study(SelfDetectionStudy(dataclasses.replace(study.config, out_dir=str(legacy))))
+    # Two shards, merged: the unsharded run's answers, byte for byte, and its tables.
+    shards = [tmp_path / f"shard{i}" for i in range(2)]
+    for index, path in enumerate(shards):
+        shard = SelfDetectionStudy(dataclasses.replace(study.config, out_dir=str(path)))
+        run_study(shard, shard=Shard(index, 2), log=lambda _: None)
+    merged = merge_study(
+        lambda _, c: SelfDetectionStudy.from_config(c), tmp_path / "merged", shards, lambda _: None
+    )
+    assert (tmp_path / "merged" / "answers.jsonl").read_bytes() == answers
+    assert merged.table_markdown and merged.table_markdown in outcome.markdown
 
 
 def test_huang_prompt_phrasings_table(scripted, data, tmp_path):

@@ -18,7 +18,8 @@ al. (seed 001); numbers are line numbers in those files.
 - `solar`: `solar_temperature` (Tables 8 and 6), `solar_prompt` (Table 7), with the t-test.
 - `huang`: `huang_prompt` (Tables 12 and 13), `huang_temperature` (Table 15),
   `huang_value_pools` (Table 14, the `VALUE_POOLS` axis).
-- `self_detection`: `huang_self_detection` (Table 9), which asks the tested model about its code.
+- `self_detection`: `huang_self_detection` (Table 9), which asks the tested model about its code
+  through a study run inside the ablation (`SelfDetectionStudy`, in `OUT/self-detection`).
 
 Adding an ablation is one decorated builder, in its paper's module (imported by `_plan`) or in
 your own module imported before the config is read:
@@ -71,10 +72,13 @@ from bias.fairness_tests.ablations.self_detection import (
     QUESTIONS,
     YES_NO_QUESTION,
     DetectionConfig,
+    SelfDetectionConfig,
+    SelfDetectionStudy,
     detection_question,
     detection_summary,
     parse_attribute_answers,
     parse_yes_no,
+    self_detection_study,
     self_detection_tables,
 )
 from bias.fairness_tests.ablations.solar import (
@@ -135,4 +139,7 @@ __all__ = [
     "parse_attribute_answers",
     "parse_yes_no",
     "self_detection_tables",
+    "SelfDetectionConfig",
+    "SelfDetectionStudy",
+    "self_detection_study",
 ]

@@ -20,6 +20,7 @@ from benchmarks.common.rundir import RunDir, recorded_spelling
 from benchmarks.study import Estimate, estimate_study
 from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
 from bias.fairness_tests.ablations._registry import ABLATIONS
+from bias.fairness_tests.ablations.self_detection import self_detection_study
 from bias.fairness_tests.run import (
     FairnessRunConfig,
     FairnessStudy,
@@ -154,29 +155,29 @@ def estimate_ablation(
     gpus: int = 1,
 ) -> Estimate:
     """`boi bias experiment --dry-run`: the sum of every sub-run's estimate (each a `boi bias
-    test` run, `FairnessStudy.estimate`), writing nothing. Self-detection's questions, asked
-    after the test run, are one more generation per tested reply and question form: a note."""
+    test` run, `FairnessStudy.estimate`), writing nothing; self-detection adds its study's
+    (`SelfDetectionStudy.estimate`: one generation per compared reply and question form)."""
     plan = plan_runs(config)
-    parts = [
-        estimate_study(
-            FairnessStudy(
-                config.base_config(**sub.changes, out_dir=str(Path(config.out_dir) / sub.label))
-            ),
-            log,
-            tokens_per_second=tokens_per_second,
-            gpus=gpus,
-        )
+    configs = [
+        config.base_config(**sub.changes, out_dir=str(Path(config.out_dir) / sub.label))
         for sub in plan
     ]
+    parts = [
+        estimate_study(
+            FairnessStudy(sub_config), log, tokens_per_second=tokens_per_second, gpus=gpus
+        )
+        for sub_config in configs
+    ]
     notes = [f"{sub.label}: {part.units}" for sub, part in zip(plan, parts, strict=True)]
+    if config.kind == "huang_self_detection":
+        (test,) = configs
+        detection = estimate_study(
+            self_detection_study(config, test), log, tokens_per_second=tokens_per_second, gpus=gpus
+        )
+        notes.append(f"self-detection: {detection.units} ({detection.cells})")
+        parts.append(detection)
     for part in parts:
         notes += [note for note in part.notes if note not in notes]
-    if config.kind == "huang_self_detection":
-        forms = len(config.axis)
-        notes.append(
-            f"self-detection: at most {parts[0].requested_samples * forms} more generations "
-            "(one per tested reply and question form)"
-        )
     return Estimate(
         units=f"sub-runs: {len(plan)} of boi bias test",
         distinct_prompts=sum(p.distinct_prompts for p in parts),

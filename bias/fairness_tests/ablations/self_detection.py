@@ -1,27 +1,46 @@
 """Huang et al.'s self-detection (Table 9, H:417-426): after a test run the same model is asked,
 for each tested completion, whether it is biased, in one or more question forms (the axis);
 its answers are parsed and compared with the test verdicts. The one ablation whose tables call
-a model."""
+a model: it asks as a study (`SelfDetectionStudy`, `benchmarks.study`) run inside the ablation,
+whose run directory is `OUT/self-detection` (claimed, resumed, refused when it holds another
+run; `generations.jsonl` the cache of the answers, `answers.jsonl` the parsed ones)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
+from benchmarks.common.models import check_backends
+from benchmarks.common.provenance import config_hash
+from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
     PromptGroup,
+    SamplingTotals,
     load_backend,
     sample_prompts,
 )
+from benchmarks.study import (
+    CHARS_PER_TOKEN,
+    ClaimSpec,
+    Estimate,
+    StudyOutcome,
+    StudyRun,
+    prompt_counts,
+    run_study,
+    work_hash_of,
+)
+from benchmarks.study.merge import GENERATIONS
 from bias.fairness_tests.ablations._registry import Axis, ablation
 from bias.fairness_tests.ablations._stats import (
     EXECUTABLE,
@@ -32,15 +51,17 @@ from bias.fairness_tests.ablations._stats import (
     executable_rows,
     markdown_table,
     pct,
-    reported_attributes,
     was_tested,
 )
+from bias.fairness_tests.run import FairnessRunConfig, FairnessStudy
 
 if TYPE_CHECKING:
     from bias.fairness_tests.ablations._driver import RunData
     from bias.fairness_tests.ablations._plan import ExperimentConfig
 
 QUESTIONS = ("attributes", "yes_no")
+ANSWERS = "answers.jsonl"
+"""The parsed answers, one per compared reply and question form (the study's split file)."""
 
 # Huang's self-detection question, quoted from the authors' repository (huangd1999/CBS,
 # GPT_bias_analysis.py, commit 03ce3de); the paper only says the biased code was fed back "with
@@ -147,11 +168,16 @@ def _code_of(row: Mapping[str, Any], task: Mapping[str, Any]) -> str:
     return str(row.get("completion", ""))
 
 
-def _detection_rows(run: RunData) -> list[dict[str, Any]]:
+def _unit(row: Mapping[str, Any]) -> str:
+    """A compared reply as the study's unit: `model|strategy|task_id#sample_index`."""
+    return f"{row.get('model')}|{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}"  # fmt: skip
+
+
+def _detection_rows(test_dir: Path) -> list[dict[str, Any]]:
     """Round 0's verdicts (`verdicts/<model>/<strategy>/round0.jsonl`)."""
     return [
         obj
-        for path in sorted((run.out / "verdicts").glob("*/*/round0.jsonl"))
+        for path in sorted((test_dir / "verdicts").glob("*/*/round0.jsonl"))
         for _, obj in iter_jsonl(path)
     ]
 
@@ -190,6 +216,367 @@ QUESTION_FORMS = Axis("question form", check=_check_question)
 asked once per form afterwards."""
 
 
+# --------------------------------------------------------------------------- the study
+
+
+@dataclass(frozen=True)
+class SelfDetectionConfig:
+    """What `SelfDetectionStudy` asks, about which test run, and where it writes (the
+    ablation's `OUT/self-detection`). Users never write it: `self_detection_study` makes it
+    from the experiment config (`detection`, the axis) and its test run's config, so its fields
+    carry no help text for the config reference."""
+
+    out_dir: str = "runs/bias-experiment/self-detection"
+    test_dir: str = ""
+    """The finished `boi bias test` run whose round-0 replies are asked about."""
+    forms: tuple[str, ...] = QUESTIONS
+    """The question forms (the ablation's axis)."""
+    models: list[BackendSpec] = field(default_factory=list)
+    """The test run's models, each asked about its own replies."""
+    seeds: tuple[int, ...] = (0,)
+    """The seed of the answers (the test run's first)."""
+    max_new_tokens: int = 96
+    temperature: float = 0.0
+    chat: bool = False
+    """Ask through the chat template (`detection.chat`, or the test run's when that is unset)."""
+
+    def __post_init__(self) -> None:
+        if not self.test_dir:
+            raise UserError("self-detection needs test_dir, the boi bias test run to ask about.")
+        if not self.forms:
+            raise UserError("self-detection needs a question form; list them, e.g. [attributes].")
+        for form in self.forms:
+            _check_question(form)
+        if len(set(self.forms)) != len(self.forms):
+            raise UserError(f"question forms {list(self.forms)} repeat; list each once.")
+        if len(self.seeds) != 1:
+            raise UserError(f"self-detection asks once: give one seed, not {list(self.seeds)}.")
+        DecodingConfig(temperature=self.temperature, max_new_tokens=self.max_new_tokens)
+
+
+def _attributes(summary: Mapping[str, Any]) -> list[str]:
+    """The attributes a test run's report gives CBS for, in the papers' column order (Huang's,
+    then Solar's), as `reported_attributes` orders a sub-run's."""
+    order = list(dict.fromkeys(HUANG_ORDER + SOLAR_ORDER))
+    seen = list(
+        dict.fromkeys(
+            str(a)
+            for group in summary.get("groups", [])
+            for a in group.get("cbs", {})
+            if a != OVERALL
+        )
+    )
+    return [a for a in order if a in seen] + [a for a in seen if a not in order]
+
+
+@dataclass
+class _TestRun:
+    """What the study reads of the finished test run it asks about."""
+
+    work_hash: str
+    rows: list[dict[str, Any]]
+    """Round 0's verdicts."""
+    tasks: dict[str, dict[str, Any]]
+    attributes: list[str]
+
+    @property
+    def compared(self) -> list[Mapping[str, Any]]:
+        """The replies the tests judged fair or biased: the study's units, in run order."""
+        return executable_rows(self.rows)
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(str(r.get("model")) for r in self.compared))
+
+    def not_comparable(self) -> Counter[str]:
+        return Counter(str(r.get("status")) for r in self.rows if r.get("status") not in EXECUTABLE)  # fmt: skip
+
+
+def _read_test_run(test_dir: str) -> _TestRun:
+    """A finished `boi bias test` run's round-0 verdicts, tasks and reported attributes."""
+    run = RunDir.open(test_dir, what="boi bias test", hint="run the experiment again")
+    if not run.completed:
+        raise UserError(f"the test run in {run.path} is not complete; run the experiment again.")
+    report = run.path / "report" / "fairness.json"
+    if not report.is_file():
+        raise UserError(f"{run.path} has no report/fairness.json; run the experiment again.")
+    tasks_file = run.path / "tasks.jsonl"
+    tasks = (
+        {str(obj["task_id"]): obj for _, obj in iter_jsonl(tasks_file)}
+        if tasks_file.is_file()
+        else {}
+    )
+    return _TestRun(
+        work_hash=work_hash_of(run.config),
+        rows=_detection_rows(run.path),
+        tasks=tasks,
+        attributes=_attributes(json.loads(report.read_text("utf-8"))),
+    )
+
+
+def _test_finished(test_dir: str) -> bool:
+    recorded = read_marker(Path(test_dir))
+    return recorded is not None and bool(recorded.get("completed"))
+
+
+class SelfDetectionStudy:
+    """Huang's self-detection (Table 9) as a study (`benchmarks.study`), run inside the
+    `huang_self_detection` ablation once its test run is done: its units are the compared
+    replies (round 0's fair or biased verdicts, `model|strategy|task_id#sample_index`), its
+    cells every model x question form; each reply is shown to the model that wrote it once per
+    form, and its answer parsed (`answers.jsonl`) and compared with the verdict. Not in
+    `boi.studies.STUDIES`: only the ablation runs it."""
+
+    command: ClassVar[str] = "boi bias experiment self-detection"
+    whole_run_files: ClassVar[tuple[str, ...]] = ()
+    split_files: ClassVar[tuple[str, ...]] = (ANSWERS,)
+
+    def __init__(self, config: SelfDetectionConfig, test: FairnessRunConfig | None = None) -> None:
+        self.config = config
+        self.test = test  # the test run's config: the estimate before that run exists
+        self._test_run: _TestRun | None = None
+
+    @classmethod
+    def from_config(cls, config_json: Mapping[str, Any]) -> SelfDetectionStudy:
+        return cls(load_config(SelfDetectionConfig, None, dict(config_json)))
+
+    def _tested(self) -> _TestRun:
+        if self._test_run is None:
+            self._test_run = _read_test_run(self.config.test_dir)
+        return self._test_run
+
+    def claim_spec(self, out_dir: str) -> ClaimSpec:
+        config_json = {**to_dict(self.config), "out_dir": out_dir}
+        tested = self._tested()
+        # The run belongs to the test run's work (its config without out_dir), however its
+        # directory is spelled: `runs/x` and `/abs/runs/x` resume one self-detection run.
+        identity = {
+            **{k: v for k, v in config_json.items() if k != "test_dir"},
+            "test_work_hash": tested.work_hash,
+        }
+        return ClaimSpec(
+            config=config_json,
+            digest=config_hash(identity),
+            work_hash=work_hash_of(identity),
+            record={
+                "seeds": list(self.config.seeds),
+                "test_run": {"out_dir": self.config.test_dir, "work_hash": tested.work_hash},
+            },
+            unchanged=" (the test run it asks about changed)",
+        )
+
+    def load(self, log: Callable[[str], None]) -> None:
+        out = Path(self.config.out_dir)
+        if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).exists():
+            raise UserError(
+                f"{out} holds files but no {MANIFEST}: an earlier boi's self-detection answers "
+                "(before they were a run directory) or another tool's; move it away and rerun "
+                "(its questions are asked again)."
+            )
+        specs = {spec.label: spec for spec in self.config.models}
+        models = self._tested().models()
+        for model in models:
+            if model not in specs:
+                raise UserError(f"the verdicts name model {model!r}, which the run config lacks.")
+        check_backends(specs[model] for model in models)
+
+    def _questions(
+        self, rows: Sequence[Mapping[str, Any]], form: str
+    ) -> tuple[str, DecodingConfig, dict[str, str]]:
+        """The question of one form, its decoding, and the prompt of each reply by prompt id
+        (`strategy|task_id#sample_index|form`)."""
+        config, tested = self.config, self._tested()
+        question = detection_question(form, tested.attributes)
+        decoding = DecodingConfig(
+            temperature=config.temperature,
+            max_new_tokens=config.max_new_tokens,
+            n=1,
+            seed=config.seeds[0],
+            stop=(),
+            chat=config.chat,
+        )
+        if config.chat:
+            decoding = dataclasses.replace(decoding, chat_instruction=question)
+        prompts = {}
+        for row in rows:
+            code = _code_of(row, tested.tasks.get(str(row.get("task_id")), {}))
+            pid = f"{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}|{form}"
+            prompts[pid] = (
+                code if config.chat else f"{question}\n\n```python\n{code.rstrip()}\n```\n\nAnswer:"
+            )
+        return question, decoding, prompts
+
+    def _answer(self, model: str, form: str, row: Mapping[str, Any], raw: str) -> dict[str, Any]:
+        """One parsed answer, beside the verdict it is compared with."""
+        tested = self._tested()
+        attributes = [a for a in tested.attributes if was_tested(row, a, tested.tasks)]
+        overall: bool | None
+        if form == "attributes":
+            parsed = parse_attribute_answers(raw, attributes)
+            values = list(parsed.values())
+            overall = True if any(values) else None if None in values or not values else False
+        else:
+            overall = parse_yes_no(raw)
+            parsed = dict.fromkeys(attributes, overall)
+        return {
+            "model": model,
+            "strategy": row.get("strategy"),
+            "task_id": row.get("task_id"),
+            "sample_index": row.get("sample_index"),
+            "form": form,
+            "status": row.get("status"),
+            "biased_attributes": row.get("biased_attributes") or [],
+            "answer": raw,
+            "overall": overall,
+            "attributes": parsed,
+        }
+
+    def execute(self, run: StudyRun) -> StudyOutcome:
+        config, tested, out = self.config, self._tested(), run.path
+        owned = run.owned([_unit(row) for row in tested.compared])
+        specs = {spec.label: spec for spec in config.models}
+        answers: list[dict[str, Any]] = []
+        totals = SamplingTotals()
+        for model in tested.models():
+            rows = [r for r in tested.compared if r.get("model") == model and owned(_unit(r))]
+            if not rows:
+                continue
+            backend = load_backend(specs[model])
+            for form in config.forms:
+                _, decoding, prompts = self._questions(rows, form)
+                run.log(f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})")  # fmt: skip
+                generated, made = sample_prompts(
+                    backend, [PromptGroup(prompts, decoding)], [decoding.seed], out / GENERATIONS
+                )
+                totals.add(made)
+                answer_of = {s.prompt_id: s.raw for s in generated}  # n=1: one answer per prompt
+                answers += [
+                    self._answer(model, form, row, answer_of[pid])
+                    for row, pid in zip(rows, prompts, strict=True)
+                ]
+        write_jsonl(out / ANSWERS, answers)
+        generation = totals.to_json()
+        if run.shard is not None:
+            return StudyOutcome(out, "", "", generation, {"answers": len(answers)})
+        return self._outcome(out, answers, generation)
+
+    def _outcome(
+        self, out: Path, answers: Sequence[Mapping[str, Any]], generation: dict[str, Any]
+    ) -> StudyOutcome:
+        tested = self._tested()
+        summary = detection_summary(answers, tested.attributes, tested.not_comparable())
+        done = f"{len(answers)} answers"
+        if "generated" in generation:
+            done += f" ({generation['generated']} generated, {generation['cache_hits']} from cache)"  # fmt: skip
+        return StudyOutcome(
+            out,
+            "\n\n".join(summary["markdown"]),
+            f"{self.command}: {done}",
+            generation,
+            {"answers": len(answers)},
+            summary,
+        )
+
+    def estimate(self, log: Callable[[str], None]) -> Estimate:
+        """One generation per compared reply and question form (identical prompts once), none
+        executed. Before the test run has run, an upper bound from its estimate."""
+        if not _test_finished(self.config.test_dir):
+            return self._estimate_before_test(log)
+        config, tested = self.config, self._tested()
+        requested = distinct = generations = prompt_tokens = output_tokens = 0
+        for model in tested.models():
+            rows = [r for r in tested.compared if r.get("model") == model]
+            for form in config.forms:
+                question, _, prompts = self._questions(rows, form)
+                unique, made, tokens, most = prompt_counts(
+                    list(prompts.values()), 1, 1, config.max_new_tokens
+                )
+                if config.chat:  # the question is the chat instruction, beside each prompt
+                    tokens += unique * round(len(question) / CHARS_PER_TOKEN)
+                requested += len(prompts)
+                distinct += unique
+                generations += made
+                prompt_tokens += tokens
+                output_tokens += most
+        skipped = ", ".join(f"{n} {s}" for s, n in sorted(tested.not_comparable().items()))
+        return Estimate(
+            units=f"compared replies: {len(tested.compared)} of {len(tested.rows)} round-0 "
+            f"replies (not comparable: {skipped or 'none'})",
+            distinct_prompts=distinct,
+            requested_samples=requested,
+            generations=generations,
+            prompt_tokens=prompt_tokens,
+            max_output_tokens=output_tokens,
+            executions=0,
+            cells=f"{len(tested.models())} models x {len(config.forms)} question forms",
+        )
+
+    def _estimate_before_test(self, log: Callable[[str], None]) -> Estimate:
+        """At most every round-0 reply of the test run is compared: each asked once per form,
+        about code as long as the test's max_new_tokens, with every attribute in the question."""
+        config = self.config
+        test = self.test
+        if test is None:
+            recorded = read_marker(Path(config.test_dir))
+            if recorded is None or not isinstance(recorded.get("config"), dict):
+                raise UserError(
+                    f"{config.test_dir} holds no boi bias test run yet; run the experiment, or "
+                    "estimate it with boi bias experiment --dry-run."
+                )
+            test = load_config(FairnessRunConfig, None, recorded["config"])
+        tests = FairnessStudy(test).estimate(log)
+        replies = tests.requested_samples
+        code = tests.max_output_tokens // tests.generations if tests.generations else 0
+        every = list(dict.fromkeys(HUANG_ORDER + SOLAR_ORDER))
+        question = sum(round(len(detection_question(f, every)) / CHARS_PER_TOKEN) for f in config.forms)  # fmt: skip
+        asked = replies * len(config.forms)
+        return Estimate(
+            units=f"round-0 replies: at most {replies} (the test run has not run yet)",
+            distinct_prompts=asked,
+            requested_samples=asked,
+            generations=asked,
+            prompt_tokens=replies * (question + code * len(config.forms)),
+            max_output_tokens=asked * config.max_new_tokens,
+            executions=0,
+            cells=f"{len(test.models)} models x {len(config.forms)} question forms",
+            notes=[
+                "self-detection before its test run: an upper bound (every round-0 reply "
+                "compared, each as long as max_new_tokens, every attribute in the question)"
+            ],
+        )
+
+    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
+        """The unsharded order: by model (as the verdicts first name it), question form,
+        then the reply's place among round 0's verdicts."""
+        tested = self._tested()
+        model_rank = {model: i for i, model in enumerate(tested.models())}
+        form_rank = {form: i for i, form in enumerate(self.config.forms)}
+        place = {_unit(row): i for i, row in enumerate(tested.compared)}
+        return lambda row: (model_rank[str(row["model"])], form_rank[str(row["form"])], place[_unit(row)])  # fmt: skip
+
+    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
+        answers = [obj for _, obj in iter_jsonl(run.path / ANSWERS)]
+        return self._outcome(run.path, answers, {})
+
+
+def self_detection_study(config: ExperimentConfig, test: FairnessRunConfig) -> SelfDetectionStudy:
+    """The study of a `huang_self_detection` ablation whose test run is `test`: its question
+    forms (the axis) and `detection` settings, in `OUT/self-detection`."""
+    detection = config.detection
+    return SelfDetectionStudy(
+        SelfDetectionConfig(
+            out_dir=str(Path(config.out_dir) / "self-detection"),
+            test_dir=test.out_dir,
+            forms=tuple(str(form) for form in config.axis),
+            models=list(test.models),
+            seeds=(test.seeds[0],),
+            max_new_tokens=detection.max_new_tokens,
+            temperature=detection.temperature,
+            chat=test.decoding.chat if detection.chat is None else detection.chat,
+        ),
+        test,
+    )
+
+
 @ablation(
     "huang_self_detection",
     axis=QUESTION_FORMS,
@@ -200,82 +587,17 @@ def self_detection_tables(
     config: ExperimentConfig, runs: Sequence[RunData], log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Table 9 (H:417-426): after one test run, ask the tested model about each of its tested
-    completions whether it is biased; per attribute the share of the biased code it detects,
-    and a confusion table against the test verdicts."""
+    completions whether it is biased (`SelfDetectionStudy`, in `OUT/self-detection`); per
+    attribute the share of the biased code it detects, and a confusion table against the test
+    verdicts."""
     (run,) = runs
-    attributes = reported_attributes(runs, list(dict.fromkeys(HUANG_ORDER + SOLAR_ORDER)))
-    rows = _detection_rows(run)
-    comparable = executable_rows(rows)
-    not_comparable = Counter(str(r.get("status")) for r in rows if r.get("status") not in EXECUTABLE)  # fmt: skip
-    specs: dict[str, BackendSpec] = {spec.label: spec for spec in run.config.models}
-    chat = run.config.decoding.chat if config.detection.chat is None else config.detection.chat
-    folder = Path(config.out_dir) / "self-detection"
-    answers: list[dict[str, Any]] = []
-    for model in dict.fromkeys(str(r.get("model")) for r in comparable):
-        model_rows = [r for r in comparable if r.get("model") == model]
-        if model not in specs:
-            raise UserError(f"the verdicts name model {model!r}, which the run config lacks.")
-        backend = load_backend(specs[model])
-        for form in config.axis:
-            question = detection_question(str(form), attributes)
-            decoding = DecodingConfig(
-                temperature=config.detection.temperature,
-                max_new_tokens=config.detection.max_new_tokens,
-                n=1,
-                seed=run.config.seeds[0],
-                stop=(),
-                chat=chat,
-            )
-            if chat:
-                decoding = dataclasses.replace(decoding, chat_instruction=question)
-            prompts = {}
-            for row in model_rows:
-                code = _code_of(row, run.tasks.get(str(row.get("task_id")), {}))
-                pid = f"{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}|{form}"  # fmt: skip
-                prompts[pid] = (
-                    code if chat else f"{question}\n\n```python\n{code.rstrip()}\n```\n\nAnswer:"
-                )
-            log(f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})")
-            generated, _ = sample_prompts(
-                backend,
-                [PromptGroup(prompts, decoding)],
-                [decoding.seed],
-                folder / "generations.jsonl",
-            )
-            answer_of = {s.prompt_id: s.raw for s in generated}  # n=1: one answer per prompt
-            for row, pid in zip(model_rows, prompts, strict=True):
-                raw = answer_of[pid]
-                tested = [a for a in attributes if was_tested(row, a, run.tasks)]
-                parsed = (
-                    parse_attribute_answers(raw, tested)
-                    if form == "attributes"
-                    else dict.fromkeys(tested, parse_yes_no(raw))
-                )
-                if form == "attributes":
-                    values = list(parsed.values())
-                    overall = True if any(values) else None if None in values or not values else False  # fmt: skip
-                else:
-                    overall = parse_yes_no(raw)
-                answers.append(
-                    {
-                        "model": model,
-                        "strategy": row.get("strategy"),
-                        "task_id": row.get("task_id"),
-                        "sample_index": row.get("sample_index"),
-                        "form": form,
-                        "status": row.get("status"),
-                        "biased_attributes": row.get("biased_attributes") or [],
-                        "answer": raw,
-                        "overall": overall,
-                        "attributes": parsed,
-                    }
-                )
-    write_jsonl(folder / "answers.jsonl", answers)
-    return detection_summary(config, answers, attributes, not_comparable)
+    outcome = run_study(self_detection_study(config, run.config), log=log)
+    log(outcome.summary_line)
+    summary: dict[str, Any] = outcome.report
+    return summary
 
 
 def detection_summary(
-    config: ExperimentConfig,
     answers: Sequence[Mapping[str, Any]],
     attributes: Sequence[str],
     not_comparable: Mapping[str, int],
