@@ -115,6 +115,22 @@ _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "empty": re.compile(r"\[\]|\(\)|\{\}|''|\"\"|\bOptional\b"),
 }
 _ORDER_EVIDENCE = {"ascending": False, "descending": True}
+PART_WORDS = frozenset(
+    {"element", "elements", "character", "characters", "char", "chars",
+     "letter", "letters", "word", "words"}
+)  # fmt: skip
+"""Words for the *members* of a value (a list's elements, a string's characters, letters or
+words), not for its type: an instance of a list in the examples shows that a list comes in, not
+that the description's "elements" are a hint the reader could restore, so the type rule does
+not recover them (they stay code-related and may still be recovered by the name, the context
+or a repetition: `max_element`, "the element" said twice)."""
+SHAPE_BY_MAJORITY = frozenset(
+    {"positive", "negative", "nested", "lowercase", "uppercase", "letters", "words", "spaced",
+     "comma", "separated"}
+)  # fmt: skip
+"""Data-shape evidence that must hold for most of the example calls, not for one: a space in
+one of three example strings is a case the function handles ("keep the blank spaces"), not
+the shape of its input, which a reader would not restore from it."""
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 ARTICLE = re.compile(r"(?:\b(?:the|a|an)\s+)$", re.IGNORECASE)
 ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+")
@@ -313,10 +329,12 @@ class KeywordDecision:
     """`context`, `name`, `type`, `repeated` (droppable), or the rejecting rule: `code_filter`,
     `no_context`, `overlaps_keyword`, `not_a_whole_word` (the n-gram is only part of a word in
     the text, e.g. `negative` in "non-negative" or `max` in `max_element`), `generic_phrase`
-    (every occurrence starts a generic phrase such as "number of"), `identifier` (the word is
+    (every occurrence starts a generic phrase such as "number of" that is not said again),
+    `identifier` (the word is
     code: a parameter's or the function's name as written, `xs`, `lst`, or a function the
     description calls, `ord(`), `same_word` (an inflection or a stemming fragment of a
-    higher-ranked droppable keyword, merged into it: see `forms`)."""
+    higher-ranked droppable keyword, merged into it: see `forms`), `related_name` (only the
+    function's name recovers it, through a related word rather than the word itself)."""
     context_token: str | None = None
     context_similarity: float | None = None
     occurrences: tuple[Occurrence, ...] = ()
@@ -507,7 +525,21 @@ def _signature_pieces(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...
             if isinstance(node, ast.arg):
                 params.append(node.arg)
     identifiers = {entry.lower(), *(p.lower() for p in params)} - {""}
-    return tuple(_words(entry)), tuple(w for p in params for w in _words(p)), identifiers
+    function = _words(entry)
+    # A name piece that is not a word but an abbreviation glued to a parameter's name
+    # (`modp(n, p)`: `mod` + `p`) also gives the abbreviation alone, which recovers the word it
+    # shortens ("modulo"), as `max` in `max_element` recovers "maximum".
+    for piece in list(function):
+        for param in {p.lower() for p in params}:
+            stem = piece[: -len(param)]
+            if (
+                piece.endswith(param)
+                and len(stem) >= MIN_ABBREVIATION
+                and not _is_english(piece)
+                and stem not in function
+            ):
+                function.append(stem)
+    return tuple(function), tuple(w for p in params for w in _words(p)), identifiers
 
 
 # A piece of the signature recovers a description word when it is the word, shares its stem
@@ -534,6 +566,20 @@ def _name_evidence(doc: _Doc, word: str) -> str | None:
     if any(_recovers(piece, word) for piece in doc.function_pieces):
         return "function"
     return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_term(word: str) -> bool:
+    """Whether `word` can name a thing or a property (lemminflect knows a noun or adjective
+    reading of it): a term a task defines, unlike a verb it restates (`represents`,
+    `supplied`) or a closed-class word."""
+    import lemminflect
+
+    word = word.lower()
+    if word in CLOSED_CLASS:
+        return False
+    readings = lemminflect.getAllLemmas(word)
+    return not readings or bool({"NOUN", "ADJ", "PROPN"} & set(readings))
 
 
 def _is_identifier(doc: _Doc, word: str) -> bool:
@@ -571,14 +617,49 @@ def _starts_generic_phrase(prompt: str, occurrence: Occurrence, config: KeywordC
     )
 
 
+def _example_calls(problem: Problem) -> list[str]:
+    """The examples block cut into one piece per call of the function (from a call to the next,
+    so a call spread over several lines stays whole), or none when no example calls it."""
+    examples = problem.block("examples")
+    entry = problem.entry_point
+    if examples is None or not entry:
+        return []
+    starts = [m.start() for m in re.finditer(rf"\b{re.escape(entry)}\(", examples.text)]
+    ends = [*starts[1:], len(examples.text)]
+    return [examples.text[a:b] for a, b in zip(starts, ends, strict=False)]
+
+
+def _with_phrase(prompt: str, occurrence: Occurrence, config: KeywordConfig) -> Occurrence:
+    """`occurrence` (which starts a generic phrase) stretched over the rest of the phrase and
+    one following space: "the number " becomes "the number of "."""
+    start, _ = _core(occurrence)
+    for phrase in config.generic_phrases:
+        words = r"\s+".join(map(re.escape, phrase.split()))
+        match = re.compile(rf"(?:(?:the|a|an)\s+)?{words}\b[ \t]?", re.IGNORECASE).match(
+            prompt, start
+        )
+        if match and match.end() > occurrence.end:
+            return Occurrence(occurrence.start, match.end(), prompt[occurrence.start : match.end()])
+    return occurrence
+
+
 def _type_evidence(problem: Problem, keyword: str) -> bool:
-    type_name = TYPE_KEYWORDS.get(keyword.lower())
-    if type_name is None:
+    keyword = keyword.lower()
+    type_name = TYPE_KEYWORDS.get(keyword)
+    if type_name is None or keyword in PART_WORDS:
         return False
     evidence = "".join(b.text for b in problem.blocks or () if b.kind in ("name", "examples"))
     if type_name in _ORDER_EVIDENCE:
         return _monotone(evidence, _ORDER_EVIDENCE[type_name])
-    return bool(_TYPE_EVIDENCE[type_name].search(evidence))
+    pattern = _TYPE_EVIDENCE[type_name]
+    if type_name in SHAPE_BY_MAJORITY:
+        name = problem.block("name")
+        calls = _example_calls(problem)
+        if name is not None and pattern.search(name.text):
+            return True
+        if calls:
+            return 2 * sum(bool(pattern.search(line)) for line in calls) > len(calls)
+    return bool(pattern.search(evidence))
 
 
 def _prepare(problem: Problem, config: KeywordConfig) -> _Doc | str:
@@ -815,15 +896,38 @@ def _decide(
     occurrences = _occurrences(doc.problem.prompt, doc.spans, keyword)
     if not occurrences:
         return KeywordDecision(**base, droppable=False, rule="not_a_whole_word")
-    occurrences = [
-        o for o in occurrences if not _starts_generic_phrase(doc.problem.prompt, o, config)
-    ]
-    if not occurrences:
+    generic = [o for o in occurrences if _starts_generic_phrase(doc.problem.prompt, o, config)]
+    occurrences = [o for o in occurrences if o not in generic]
+    # A generic phrase the description says again ("the number of ... the total number of")
+    # is recoverable by the first-occurrence rule like any repeated keyword; its later
+    # occurrences go as the whole phrase ("number of"), so the sentence still reads ("the
+    # total chars"), where dropping the word alone would leave "the total of chars".
+    later_phrases = (
+        [_with_phrase(doc.problem.prompt, o, config) for o in generic[1:]]
+        if config.first_occurrence_rule and not occurrences
+        else []
+    )
+    if not occurrences and not later_phrases:
         return KeywordDecision(**base, droppable=False, rule="generic_phrase")
     if any(_is_identifier(doc, w) for w in keyword.split()):
         return KeywordDecision(**base, droppable=False, rule="identifier")
-    if anchor_sims[best] < config.code_threshold and not _code_by_definition(
-        doc, keyword, code_vocabulary(config.code_vocabulary)
+    # A term a docstring repeats is one the task defines and works with ("polynomial",
+    # "minimum", "multiple of 3" said twice or more): a docstring is a few sentences that say
+    # what to compute, so such a term is about the computation whatever its similarity to the
+    # code anchors (which place arithmetic words far from "Code"), and its first occurrence
+    # recovers it. Only nouns and adjectives are terms (not a verb it restates, `represents`).
+    # A contest statement is a story whose characters and objects recur by design (`hero`,
+    # `coin`), so there the code filter alone decides.
+    repeated_term = (
+        config.first_occurrence_rule
+        and not doc.problem.is_stdio
+        and (len(occurrences) > 1 or bool(later_phrases))
+        and all(_is_term(w) for w in keyword.lower().split())
+    )
+    if (
+        anchor_sims[best] < config.code_threshold
+        and not repeated_term
+        and not _code_by_definition(doc, keyword, code_vocabulary(config.code_vocabulary))
     ):
         return KeywordDecision(**base, droppable=False, rule="code_filter")
     context_token, context_similarity = None, None
@@ -846,6 +950,10 @@ def _decide(
         "context_token": context_token,
         "context_similarity": context_similarity,
     }
+    if later_phrases:
+        return KeywordDecision(
+            **found, droppable=True, rule="repeated", occurrences=tuple(later_phrases)
+        )
     if config.first_occurrence_rule and len(occurrences) > 1:
         return KeywordDecision(
             **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])
@@ -864,6 +972,12 @@ def _decide(
             and "parameter" not in evidence
             and not _recoverable(doc.name_free_tokens, keyword, vector, config, embedder)
         )
+        if needs_name and None in evidence:
+            # Only the function's name recovers it, and only through a related word the
+            # embedder matches (`distributed` / `fruit_distribution`), not the word itself or
+            # an inflection or abbreviation of it: the name is a few words its author chose,
+            # and a derivative of one says something else, so nothing restores this word.
+            return KeywordDecision(**found, droppable=False, rule="related_name")
     elif config.type_rule and _type_evidence(doc.problem, keyword):
         rule = "type"
     elif None not in evidence:

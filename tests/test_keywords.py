@@ -166,7 +166,11 @@ def test_identifier_words_are_code_but_not_after_anonymization():
     may drop it; Anon+Drop One may not, since Anonymize removes the only evidence."""
     from perturb.transforms import get_transform
 
-    p = problem('def median(l: list):\n    """Return median of elements in l."""\n', "median")
+    # `list` (recovered by the hint) gives Anon+Drop One something to drop; `elements` names
+    # the list's members, not its type, so the type rule does not recover it (issue 36).
+    p = problem(
+        'def median(l: list):\n    """Return median of elements in the list l."""\n', "median"
+    )
     config = KeywordConfig(code_threshold=0.99, context_threshold=0.9)
     (analysis,) = analyze_keywords([p], config, tiny_embedder())
     median = by_keyword(analysis)["median"]
@@ -229,7 +233,8 @@ def test_two_annotator_dev_set(embedded, humaneval, mbpp_path):
     definition only (tests/data/keyword_labels/DEV.md; docs/explanation/blocks-and-keywords.md,
     "Keyword quality"): the share of the words both annotators chose that the pipeline picks
     (consensus recall) and the share of its picks at least one chose (precision against the
-    union), per dataset. 0.873 / 0.878 on HumanEval, 0.900 / 0.934 on MBPP when pinned."""
+    union), per dataset. 0.931 / 0.937 on HumanEval, 0.917 / 1.000 on MBPP when pinned (issue
+    36's rules; 0.873 / 0.878 and 0.900 / 0.934 before)."""
     from pathlib import Path
 
     from perturb.keyword_quality import droppable_by_task, labelled_problems, two_annotator_quality
@@ -242,8 +247,8 @@ def test_two_annotator_dev_set(embedded, humaneval, mbpp_path):
     he, mb = quality.scores("humaneval"), quality.scores("mbpp")
     assert (he.problems, mb.problems) == (40, 20)
     assert round(he.agreement, 3) == 0.892 and round(mb.agreement, 3) == 0.930
-    assert he.consensus_recall >= 0.86 and he.precision_vs_union >= 0.86, he.to_json()
-    assert mb.consensus_recall >= 0.88 and mb.precision_vs_union >= 0.92, mb.to_json()
+    assert he.consensus_recall >= 0.92 and he.precision_vs_union >= 0.92, he.to_json()
+    assert mb.consensus_recall >= 0.90 and mb.precision_vs_union >= 0.95, mb.to_json()
 
 
 def test_two_annotator_scores_count_words_per_problem():
@@ -319,3 +324,32 @@ def test_data_shape_words_need_an_instance_in_the_examples():
     q = problem('def f(s: str) -> int:\n    """Count the commas.\n    >>> f(3)\n    0\n    """\n')
     decisions = by_keyword(analyze_keywords([q], config, tiny_embedder())[0])
     assert decisions["commas"].rule == "no_context"
+
+
+def test_issue_36_rules_repeated_terms_phrases_abbreviations_members():
+    """Issue 36's second round: a term the docstring repeats passes the code filter; a repeated
+    "number of" goes as the phrase; `mod` glued to the parameter `p` recovers "modulo"; a
+    member word (`elements`) is not type-recovered; a shape one example of three shows is
+    not the data's shape."""
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.99)
+    poly = problem(
+        'def f(xs: list):\n    """Coefficients of a polynomial. Return the polynomial\'s'
+        ' derivative.\n    >>> f([1, 2])\n    [2]\n    """\n'
+    )
+    count = problem(
+        'def f(s: str):\n    """Return the number of vowels plus the number of digits.\n'
+        '    >>> f(\'ab1\')\n    2\n    """\n'
+    )
+    mod = problem('def modp(n: int, p: int):\n    """Return 2^n modulo p."""\n', "modp")
+    members = problem(
+        'def f(xs: list):\n    """Sum the elements of the text with spaces.\n'
+        "    >>> f('a b')\n    1\n    >>> f('ab')\n    1\n    >>> f('c')\n    1\n    \"\"\"\n"
+    )
+    analyses = analyze_keywords([poly, count, mod, members], config, tiny_embedder())
+    decisions = [by_keyword(a) for a in analyses]
+    assert decisions[0]["polynomial"].rule == "repeated"
+    number = decisions[1]["number"]
+    assert number.rule == "repeated" and [o.text for o in number.occurrences] == ["the number of "]
+    assert decisions[2]["modulo"].rule == "name" and decisions[2]["modulo"].needs_name
+    assert not decisions[3]["elements"].droppable
+    assert not decisions[3]["spaces"].droppable
