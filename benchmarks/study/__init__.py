@@ -207,7 +207,7 @@ class Study(Protocol):
 
 
 def study_path(study: Study | type[Study]) -> str:
-    """`module:Class` of a study, as a Ray task or a manifest names it."""
+    """`module:Class` of a study, as a Ray task names it."""
     cls = study if isinstance(study, type) else type(study)
     return f"{cls.__module__}:{cls.__qualname__}"
 
