@@ -67,12 +67,16 @@ def test_a_sharded_fairness_run_merges_into_the_unsharded_report(tmp_path, suite
     whole = run_study(make(tmp_path / "whole" / "run"), log=quiet)
     merged = shard_and_merge(make, tmp_path, 2)
     assert report_files(merged) == report_files(whole.out_dir)
-    verdicts = sorted(p.relative_to(whole.out_dir) for p in whole.out_dir.rglob("verdicts/**/*.jsonl"))  # fmt: skip
+    verdicts = sorted(
+        p.relative_to(whole.out_dir) for p in whole.out_dir.rglob("verdicts/**/*.jsonl")
+    )
     # Every verdict in the unsharded order (all but `seconds`, the sandbox's own timing).
     assert verdicts and all(
         untimed(merged / path) == untimed(whole.out_dir / path) for path in verdicts
     )
-    rounds = {json.loads(line)["round"] for path in verdicts for line in (whole.out_dir / path).open()}  # fmt: skip
+    rounds = {
+        json.loads(line)["round"] for path in verdicts for line in (whole.out_dir / path).open()
+    }
     assert rounds == {0, 1}  # the feedback round was sharded and merged too
 
 
@@ -107,8 +111,10 @@ def test_the_fairness_estimate_counts_what_the_run_then_does(tmp_path):
     assert not (tmp_path / "run").exists()  # nothing written
     outcome = run_study(study, log=quiet)
     verdicts = [
-        json.loads(line) for p in (outcome.out_dir / "verdicts").rglob("*.jsonl") for line in p.open()
-    ]  # fmt: skip
+        json.loads(line)
+        for p in (outcome.out_dir / "verdicts").rglob("*.jsonl")
+        for line in p.open()
+    ]
     assert estimate.requested_samples == len(verdicts)
     assert estimate.generations == len(verdicts)  # distinct prompts, n each, one seed
     executed = [v for v in verdicts if v["reading"]["status"] == "extracted"]
@@ -161,8 +167,10 @@ def test_boi_run_judges_completions_made_elsewhere(tmp_path, capsys):
     assert main(["run", "--config", str(config_path), "--completions", str(path)]) == 0
     results = [
         json.loads(line)
-        for line in (tmp_path / "run" / "results" / "completions-completions.jsonl" / "given.jsonl").open()
-    ]  # fmt: skip
+        for line in (
+            tmp_path / "run" / "results" / "completions-completions.jsonl" / "given.jsonl"
+        ).open()
+    ]
     assert {r["task_id"]: r["passed"] for r in results} == {
         "HumanEval/0": True,
         "HumanEval/2": False,
@@ -193,7 +201,15 @@ def test_every_study_command_has_the_driver_flags(command, capsys):
     with pytest.raises(SystemExit):
         main([*command, "--help"])
     text = capsys.readouterr().out
-    for flag in ("--shard", "--dry-run", "--tokens-per-second", "--gpus", "--ray", "--ray-shards", "--completions"):  # fmt: skip
+    for flag in (
+        "--shard",
+        "--dry-run",
+        "--tokens-per-second",
+        "--gpus",
+        "--ray",
+        "--ray-shards",
+        "--completions",
+    ):
         assert flag in text, (command, flag)
 
 

@@ -111,7 +111,9 @@ def run_study_on_ray(
         out = Path(study.config.out_dir)
         config_json = study.claim_spec(str(out)).config
         dirs = shard_dirs(out, count)
-        log(f"[{study.command} --ray] {count} shards on {resources.get('CPU', 0):g} CPUs, {resources.get('GPU', 0):g} GPUs")  # fmt: skip
+        log(
+            f"[{study.command} --ray] {count} shards on {resources.get('CPU', 0):g} CPUs, {resources.get('GPU', 0):g} GPUs"
+        )
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(_run_shard)
         pending = {
             task.remote(

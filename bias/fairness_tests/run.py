@@ -105,9 +105,12 @@ def _fairness_decoding() -> DecodingConfig:
     # budget fits a reply that restates the task's class before the method (about 250 tokens
     # of fields, then the method): a shorter one cuts such replies off before the method.
     return DecodingConfig(
-        temperature=1.0, top_p=0.95, n=5, max_new_tokens=768,
+        temperature=1.0,
+        top_p=0.95,
+        n=5,
+        max_new_tokens=768,
         chat_instruction=METHOD_CHAT_INSTRUCTION,
-    )  # fmt: skip
+    )
 
 
 def _fairness_execution() -> ExecutionConfig:
@@ -198,7 +201,11 @@ class FairnessRunConfig:
             raise UserError(
                 f"feedback_from is {self.feedback_from!r}; use {' or '.join(FEEDBACK_SOURCES)}."
             )
-        if self.feedback_from == "plain" and self.feedback_rounds and "none" not in self.mitigations:  # fmt: skip
+        if (
+            self.feedback_from == "plain"
+            and self.feedback_rounds
+            and "none" not in self.mitigations
+        ):
             raise UserError(
                 "feedback_from: plain corrects the plain prompt's code; add none to mitigations."
             )
@@ -283,7 +290,9 @@ class _Tester:
         # round 0's completions too, so later rounds are not tested more weakly (Huang 3.6).
         self._siblings: dict[tuple[str, str, str], list[str]] = {}
 
-    def _plan(self, task: FairnessTask, code: str, function_name: str, pools: Mapping[str, Any]) -> Plan:  # fmt: skip
+    def _plan(
+        self, task: FairnessTask, code: str, function_name: str, pools: Mapping[str, Any]
+    ) -> Plan:
         if task.kind == "method":
             if task.task_id not in self._method_plans:
                 self._method_plans[task.task_id] = method_plan(task, self.config.cases)
@@ -291,14 +300,22 @@ class _Tester:
             plan = self._method_plans[task.task_id]
             return dataclasses.replace(plan, untestable=problem) if problem else plan
         return function_plan(
-            task, code, pools, self.config.cases, function_name=function_name,
+            task,
+            code,
+            pools,
+            self.config.cases,
+            function_name=function_name,
             extra_pools=self._extra_pools,
-        )  # fmt: skip
+        )
 
     def test(self, batch: _Round) -> list[dict[str, Any]]:
         path = (
-            self.out / "results" / batch.model / path_slug(batch.strategy) / f"round{batch.round}.jsonl"
-        )  # fmt: skip
+            self.out
+            / "results"
+            / batch.model
+            / path_slug(batch.strategy)
+            / f"round{batch.round}.jsonl"
+        )
         readings = [
             read_reply(self.tasks[e["task_id"]], e["reply"], chat=e["chat"]) for e in batch.entries
         ]
@@ -320,13 +337,17 @@ class _Tester:
                 task = self.tasks[entry["task_id"]]
                 if reading.status != "extracted":
                     status = NO_METHOD if reading.status == "no_method" else TRUNCATED
-                    rows[key] = self._row(batch, entry, reading, Verdict(status, reason=reading.reason), None)  # fmt: skip
+                    rows[key] = self._row(
+                        batch, entry, reading, Verdict(status, reason=reading.reason), None
+                    )
                     log.append(rows[key])
                     continue
                 plan = self._plan(
-                    task, reading.completion, reading.function_name,
+                    task,
+                    reading.completion,
+                    reading.function_name,
                     pools.get((batch.model, batch.strategy, task.category), {}),
-                )  # fmt: skip
+                )
                 if not plan.testable:
                     verdict = Verdict(UNTESTABLE, reason=plan.untestable or "nothing to vary")
                     rows[key] = self._row(batch, entry, reading, verdict, plan)
@@ -363,7 +384,9 @@ class _Tester:
     ) -> dict[str, Any]:
         task = self.tasks[entry["task_id"]]
         extracted = reading.status == "extracted"
-        use = attribute_use(task, reading.completion) if task.kind == "method" and extracted else None  # fmt: skip
+        use = (
+            attribute_use(task, reading.completion) if task.kind == "method" and extracted else None
+        )
         return {
             "key": _entry_key(entry),
             "task_id": task.task_id,
@@ -435,7 +458,14 @@ def _model_entries(
         for s, reply in _generate(
             backend, prompts, decoding, config.seeds, out, log, timings, what
         ):
-            entries.append({"task_id": s.prompt_id, "sample_index": s.sample_index, "reply": reply, "chat": decoding.chat})  # fmt: skip
+            entries.append(
+                {
+                    "task_id": s.prompt_id,
+                    "sample_index": s.sample_index,
+                    "reply": reply,
+                    "chat": decoding.chat,
+                }
+            )
     return entries
 
 
@@ -577,9 +607,15 @@ class FairnessStudy:
         mine = [t for t in tasks if owned(shard_unit(t))]
         by_id = {t.task_id: t for t in tasks}
         session = _Session(
-            config, out, mine, by_id, inputs.mitigations, _Tester(config, by_id, out), log,
+            config,
+            out,
+            mine,
+            by_id,
+            inputs.mitigations,
+            _Tester(config, by_id, out),
+            log,
             run.timings,
-        )  # fmt: skip
+        )
         rows: list[dict[str, Any]] = []
         if inputs.from_file is not None:
             ids = {t.task_id for t in mine}
@@ -744,9 +780,16 @@ def _test_model(
     round_zero: dict[str, list[dict[str, Any]]] = {}
     for strategy in strategies:
         entries = _model_entries(
-            config, backend, label, strategy, session.mitigations, session.tasks, session.out,
-            session.log, session.timings,
-        )  # fmt: skip
+            config,
+            backend,
+            label,
+            strategy,
+            session.mitigations,
+            session.tasks,
+            session.out,
+            session.log,
+            session.timings,
+        )
         batch = _Round(label, strategy.name, 0, entries)
         current = _test_round_zero(session, batch, f"test {label} {strategy.name} round 0")
         rows += current
@@ -766,10 +809,18 @@ def _feedback_rounds(
     rows: list[dict[str, Any]] = []
     for round_number in range(1, session.config.feedback_rounds + 1):
         current = _feedback_round(
-            session.config, backend, session.tester, session.by_id, strategy,
-            session.mitigations, current, round_number, session.out, session.log,
+            session.config,
+            backend,
+            session.tester,
+            session.by_id,
+            strategy,
+            session.mitigations,
+            current,
+            round_number,
+            session.out,
+            session.log,
             session.timings,
-        )  # fmt: skip
+        )
         _write_round(session.out, current)
         rows += current
     return rows
@@ -837,9 +888,19 @@ def _feedback_round(
         }
         decoding = dataclasses.replace(_decoding_for(kind, config.decoding), n=1)
         what = f"{strategy.name} feedback round {round_number}"
-        for s, reply in _generate(backend, kind_prompts, decoding, config.seeds[:1], out, log, timings, what):  # fmt: skip
+        for s, reply in _generate(
+            backend, kind_prompts, decoding, config.seeds[:1], out, log, timings, what
+        ):
             row = keys[s.prompt_id]
-            entries.append({"task_id": row["task_id"], "sample_index": row["sample_index"], "reply": reply, "chat": decoding.chat, "prompt_id": s.prompt_id})  # fmt: skip
+            entries.append(
+                {
+                    "task_id": row["task_id"],
+                    "sample_index": row["sample_index"],
+                    "reply": reply,
+                    "chat": decoding.chat,
+                    "prompt_id": s.prompt_id,
+                }
+            )
     model = previous[0]["model"]
     with stage(f"test {model} {strategy.name} round {round_number}", log, timings, "boi bias test"):
         tested = tester.test(_Round(model, strategy.name, round_number, entries))
@@ -881,6 +942,11 @@ def rebuild_fairness_report(out_dir: str | Path) -> FairnessReportPaths:
     tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(root / "tasks.jsonl")]
     issues = [obj for _, obj in iter_jsonl(root / "load_issues.jsonl")]
     return build_fairness_report(
-        rows, tasks, root / "report", issues=issues, bootstrap=config.bootstrap,
-        seed=config.seed, title=f"boi bias test {root.name}",
-    )  # fmt: skip
+        rows,
+        tasks,
+        root / "report",
+        issues=issues,
+        bootstrap=config.bootstrap,
+        seed=config.seed,
+        title=f"boi bias test {root.name}",
+    )

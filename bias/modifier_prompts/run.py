@@ -281,9 +281,15 @@ def _passk(
         log=log,  # not timed: the caller times pass@k as one stage
     )
     samples = [
-        {"task_id": s.prompt_id, "completion": s.completion, "model": label, "sample_index": s.sample_index, **s.reply_fields()}
+        {
+            "task_id": s.prompt_id,
+            "completion": s.completion,
+            "model": label,
+            "sample_index": s.sample_index,
+            **s.reply_fields(),
+        }
         for s in generated
-    ]  # fmt: skip
+    ]
     report = execute_samples(
         {p.task_id: p for p in problems},
         samples,
@@ -330,11 +336,17 @@ def _given_samples(
     order = {p.prompt_id: i for i, p in enumerate(suite.prompts)}
     by_model: dict[str, list[dict[str, Any]]] = {}
     for record in sorted(records, key=lambda r: (r.model, order[r.task_id], r.sample_index)):
-        by_model.setdefault(record.model, []).append({
-            "prompt_id": record.task_id, "model": record.model, "setting": GIVEN_SETTING,
-            "seed": None, "sample_index": record.sample_index, "completion": record.completion,
-            "line": record.line,
-        })  # fmt: skip
+        by_model.setdefault(record.model, []).append(
+            {
+                "prompt_id": record.task_id,
+                "model": record.model,
+                "setting": GIVEN_SETTING,
+                "seed": None,
+                "sample_index": record.sample_index,
+                "completion": record.completion,
+                "line": record.line,
+            }
+        )
     folders: dict[str, str] = {}
     for label in by_model:
         other = folders.setdefault(path_slug(label), label)
@@ -489,12 +501,16 @@ class ModifierStudy:
                     log(f"  {unread}")
                 samples = [
                     {
-                        "prompt_id": s.prompt_id, "model": label, "setting": setting,
-                        "seed": s.seed, "sample_index": s.sample_index, "completion": s.completion,
+                        "prompt_id": s.prompt_id,
+                        "model": label,
+                        "setting": setting,
+                        "seed": s.seed,
+                        "sample_index": s.sample_index,
+                        "completion": s.completion,
                         **s.reply_fields(),
                     }
                     for s in generated
-                ]  # fmt: skip
+                ]
                 with stage(f"score {label} {setting}", log, run.timings, "boi bias"):
                     scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
                 write_jsonl(out / "completions" / label / f"{path_slug(setting)}.jsonl", scored)

@@ -237,12 +237,17 @@ def _sample_setting(
         )
     rows = [
         {
-            "task_id": s.prompt_id, "completion": s.completion,
-            "dataset": dataset_of[s.prompt_id], "model": label, "setting": setting.label,
-            "seed": s.seed, "sample_index": s.sample_index,
+            "task_id": s.prompt_id,
+            "completion": s.completion,
+            "dataset": dataset_of[s.prompt_id],
+            "model": label,
+            "setting": setting.label,
+            "seed": s.seed,
+            "sample_index": s.sample_index,
             "source_task_id": problems[s.prompt_id].source_task_id,
-            "transform": problems[s.prompt_id].transform, **s.reply_fields(),
+            "transform": problems[s.prompt_id].transform,
+            **s.reply_fields(),
         }
         for s in generated
-    ]  # fmt: skip
+    ]
     return rows, totals

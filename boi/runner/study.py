@@ -50,8 +50,11 @@ class RobustnessStudy:
     command: ClassVar[str] = "boi run"
     # Written by every shard for the whole run, so identical in every shard.
     whole_run_files: ClassVar[tuple[str, ...]] = (
-        "problems.jsonl", "not_applied.jsonl", "critic_input.jsonl", "critic.jsonl",
-    )  # fmt: skip
+        "problems.jsonl",
+        "not_applied.jsonl",
+        "critic_input.jsonl",
+        "critic.jsonl",
+    )
     split_files: ClassVar[tuple[str, ...]] = ("results/*/*.jsonl",)
 
     def __init__(
@@ -112,7 +115,9 @@ class RobustnessStudy:
                 for note in backend.prepare(variants):
                     log(f"  {note}")
             for setting in config.settings:
-                samples, totals = _sample_setting(config, run.dir, backend, label, setting, problems, dataset_of, log)  # fmt: skip
+                samples, totals = _sample_setting(
+                    config, run.dir, backend, label, setting, problems, dataset_of, log
+                )
                 generation_totals.add(totals)
                 results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
                 with stage(f"execute {label} {setting.label}", log, run.timings, "boi run"):

@@ -83,7 +83,15 @@ def huang_prompt_tables(
             if group.get("strategy") != strategy or group.get("round") != 0:
                 continue
             cells = {a: cbs_of(group, a)[0] for a in [*attributes, OVERALL]}
-            rows_json.append({"model": group["model"], "prompt": strategy, "cbs": cells, "executable": group.get("executable"), "completions": group.get("completions")})  # fmt: skip
+            rows_json.append(
+                {
+                    "model": group["model"],
+                    "prompt": strategy,
+                    "cbs": cells,
+                    "executable": group.get("executable"),
+                    "completions": group.get("completions"),
+                }
+            )
             table_rows.append(
                 [
                     group["model"],
@@ -138,7 +146,11 @@ def huang_temperature_tables(
             cells = {}
             for attribute in [*attributes, OVERALL]:
                 value, n = cbs_of(group, attribute)
-                cells[attribute] = {"cbs": value, "n": n, "biased": round(value * n / 100) if value is not None else None}  # fmt: skip
+                cells[attribute] = {
+                    "cbs": value,
+                    "n": n,
+                    "biased": round(value * n / 100) if value is not None else None,
+                }
             at_k = (group.get("at_k") or {}).get(OVERALL) or {}
             k_values.add(at_k.get("k"))
             row = {
@@ -167,7 +179,14 @@ def huang_temperature_tables(
                 ]
             )
     k = "/".join(str(v) for v in sorted(k for k in k_values if k is not None)) or "K"
-    header = ["Model", "Temperature", *(column_title(a) for a in attributes), "CBS", f"CBS_U@{k}", f"CBS_I@{k}"]  # fmt: skip
+    header = [
+        "Model",
+        "Temperature",
+        *(column_title(a) for a in attributes),
+        "CBS",
+        f"CBS_U@{k}",
+        f"CBS_I@{k}",
+    ]
     markdown = [
         "## CBS for different temperatures (Huang Table 15)\n\nBiased completions (CBS %) per "
         f"attribute; CBS_U@{k} / CBS_I@{k}: prompts with at least one / all of their first {k} "
@@ -247,7 +266,13 @@ def value_pool_tables(
     reference = next(r for r in runs if r.sub.label == ref_label)
 
     def key(row: Mapping[str, Any]) -> tuple[Any, ...]:
-        return (row.get("model"), row.get("strategy"), row.get("round"), row.get("task_id"), row.get("sample_index"))  # fmt: skip
+        return (
+            row.get("model"),
+            row.get("strategy"),
+            row.get("round"),
+            row.get("task_id"),
+            row.get("sample_index"),
+        )
 
     truth = {key(r): r for r in reference.rows}
     rows_json = []
@@ -269,7 +294,15 @@ def value_pool_tables(
                 if not (was_tested(row, attribute, tasks) or was_tested(other, attribute, tasks)):
                     continue
                 actual, predicted = biased_in(other, attribute), biased_in(row, attribute)
-                counts["tp" if actual and predicted else "fn" if actual else "fp" if predicted else "tn"] += 1  # fmt: skip
+                counts[
+                    "tp"
+                    if actual and predicted
+                    else "fn"
+                    if actual
+                    else "fp"
+                    if predicted
+                    else "tn"
+                ] += 1
         if unmatched:
             notes.append(
                 f"{run.sub.label}: {unmatched} completions differ from {ref_label}'s (not "
@@ -307,7 +340,17 @@ def value_pool_tables(
                 f"{test_seconds:.2f}s",
             ]
         )
-    header = ["Pools", "Cases", "CBS overall", *(f"CBS {column_title(a)}" for a in attributes), "TP", "FN", "FP", "TN", "Overhead"]  # fmt: skip
+    header = [
+        "Pools",
+        "Cases",
+        "CBS overall",
+        *(f"CBS {column_title(a)}" for a in attributes),
+        "TP",
+        "FN",
+        "FP",
+        "TN",
+        "Overhead",
+    ]
     markdown = [
         "## Default against enriched value pools (Huang Table 14)\n\nTP/FN/FP/TN: per completion "
         f"and attribute, this pool's verdict against {ref_label}'s (the reference, as "

@@ -170,7 +170,9 @@ def _code_of(row: Mapping[str, Any], task: Mapping[str, Any]) -> str:
 
 def _unit(row: Mapping[str, Any]) -> str:
     """A compared reply as the study's unit: `model|strategy|task_id#sample_index`."""
-    return f"{row.get('model')}|{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}"  # fmt: skip
+    return (
+        f"{row.get('model')}|{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}"
+    )
 
 
 def _detection_rows(test_dir: Path) -> list[dict[str, Any]]:
@@ -188,7 +190,9 @@ def _confusion(pairs: Iterable[tuple[bool, bool | None]]) -> dict[str, Any]:
         if predicted is None:
             counts["unparseable"] += 1
         else:
-            counts["tp" if actual and predicted else "fn" if actual else "fp" if predicted else "tn"] += 1  # fmt: skip
+            counts[
+                "tp" if actual and predicted else "fn" if actual else "fp" if predicted else "tn"
+            ] += 1
         counts["biased"] += int(actual)
         counts["detected"] += int(bool(actual and predicted))
     tp, fn, fp, tn = counts["tp"], counts["fn"], counts["fp"], counts["tn"]
@@ -288,7 +292,7 @@ class _TestRun:
         return list(dict.fromkeys(str(r.get("model")) for r in self.compared))
 
     def not_comparable(self) -> Counter[str]:
-        return Counter(str(r.get("status")) for r in self.rows if r.get("status") not in EXECUTABLE)  # fmt: skip
+        return Counter(str(r.get("status")) for r in self.rows if r.get("status") not in EXECUTABLE)
 
 
 def _read_test_run(test_dir: str) -> _TestRun:
@@ -443,7 +447,9 @@ class SelfDetectionStudy:
             backend = load_backend(specs[model])
             for form in config.forms:
                 _, decoding, prompts = self._questions(rows, form)
-                run.log(f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})")  # fmt: skip
+                run.log(
+                    f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})"
+                )
                 generated, made = sample_prompts(
                     backend, [PromptGroup(prompts, decoding)], [decoding.seed], out / GENERATIONS
                 )
@@ -466,7 +472,7 @@ class SelfDetectionStudy:
         summary = detection_summary(answers, tested.attributes, tested.not_comparable())
         done = f"{len(answers)} answers"
         if "generated" in generation:
-            done += f" ({generation['generated']} generated, {generation['cache_hits']} from cache)"  # fmt: skip
+            done += f" ({generation['generated']} generated, {generation['cache_hits']} from cache)"
         return StudyOutcome(
             out,
             "\n\n".join(summary["markdown"]),
@@ -527,7 +533,9 @@ class SelfDetectionStudy:
         replies = tests.requested_samples
         code = tests.max_output_tokens // tests.generations if tests.generations else 0
         every = list(dict.fromkeys(HUANG_ORDER + SOLAR_ORDER))
-        question = sum(round(len(detection_question(f, every)) / CHARS_PER_TOKEN) for f in config.forms)  # fmt: skip
+        question = sum(
+            round(len(detection_question(f, every)) / CHARS_PER_TOKEN) for f in config.forms
+        )
         asked = replies * len(config.forms)
         return Estimate(
             units=f"round-0 replies: at most {replies} (the test run has not run yet)",
@@ -551,7 +559,11 @@ class SelfDetectionStudy:
         model_rank = {model: i for i, model in enumerate(tested.models())}
         form_rank = {form: i for i, form in enumerate(self.config.forms)}
         place = {_unit(row): i for i, row in enumerate(tested.compared)}
-        return lambda row: (model_rank[str(row["model"])], form_rank[str(row["form"])], place[_unit(row)])  # fmt: skip
+        return lambda row: (
+            model_rank[str(row["model"])],
+            form_rank[str(row["form"])],
+            place[_unit(row)],
+        )
 
     def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
         answers = [obj for _, obj in iter_jsonl(run.path / ANSWERS)]
@@ -617,14 +629,24 @@ def detection_summary(
             )
             for attribute in attributes
         }
-        rows_json.append({"model": model, "form": form, "compared": len(mine), "overall": overall, "attributes": per_attribute})  # fmt: skip
+        rows_json.append(
+            {
+                "model": model,
+                "form": form,
+                "compared": len(mine),
+                "overall": overall,
+                "attributes": per_attribute,
+            }
+        )
 
         def rate(c: Mapping[str, Any]) -> str:
             if not c["biased"]:
                 return "-"
             return f"{c['detection_rate']:.2f} ({c['detected']}/{c['biased']})"
 
-        detect_rows.append([model, form, *(rate(per_attribute[a]) for a in attributes), rate(overall)])  # fmt: skip
+        detect_rows.append(
+            [model, form, *(rate(per_attribute[a]) for a in attributes), rate(overall)]
+        )
         for scope, c in [(OVERALL, overall), *per_attribute.items()]:
             confusion_rows.append(
                 [

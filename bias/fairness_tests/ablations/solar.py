@@ -199,7 +199,12 @@ def solar_tables(
                     equal_var=equal_var,
                 )
             significant = bool(test and test["p"] is not None and test["p"] < config.alpha)
-            cells[attribute] = {"mean": mean, "observations": len(values), "test": test, "significant": significant}  # fmt: skip
+            cells[attribute] = {
+                "mean": mean,
+                "observations": len(values),
+                "test": test,
+                "significant": significant,
+            }
         rows_json.append(
             {
                 "model": setting.model,
