@@ -41,6 +41,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "ClaimSpec",
     "Estimate",
+    "SampleCounts",
     "Shard",
     "Study",
     "StudyOutcome",
@@ -115,6 +116,42 @@ class StudyRun:
         return mine.__contains__
 
 
+@dataclass(frozen=True)
+class SampleCounts:
+    """What sampling costs, counted as the sampling loop does it (`sampled`) and added up over
+    a study's models, settings and prompt kinds with `+`."""
+
+    requested: int = 0
+    distinct_prompts: int = 0
+    generations: int = 0
+    prompt_tokens: int = 0
+    max_output_tokens: int = 0
+
+    @classmethod
+    def sampled(
+        cls, prompts: Sequence[str], n: int, seeds: int, max_new_tokens: int
+    ) -> SampleCounts:
+        """Sampling `prompts` n times per seed: identical texts are generated once, one request
+        per distinct prompt and seed, every sample running to `max_new_tokens` at most."""
+        distinct = dict.fromkeys(prompts)
+        generations = len(distinct) * n * seeds
+        return cls(
+            requested=len(prompts) * n * seeds,
+            distinct_prompts=len(distinct),
+            generations=generations,
+            prompt_tokens=round(sum(len(p) for p in distinct) / CHARS_PER_TOKEN) * seeds,
+            max_output_tokens=generations * max_new_tokens,
+        )
+
+    def __add__(self, other: SampleCounts) -> SampleCounts:
+        return SampleCounts(
+            *(
+                a + b
+                for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other), strict=True)
+            )
+        )
+
+
 @dataclass
 class Estimate:
     """What a run will do, counted before anything is generated (`--dry-run`)."""
@@ -132,6 +169,43 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     tokens_per_second: float | None = None
     gpus: int = 1
+
+    @classmethod
+    def of(
+        cls,
+        counts: SampleCounts,
+        *,
+        units: str,
+        executions: int,
+        cells: str,
+        notes: Sequence[str] = (),
+        distinct_prompts: int | None = None,
+    ) -> Estimate:
+        """An estimate from added-up sample counts; `distinct_prompts` when the study counts
+        them once rather than per cell."""
+        return cls(
+            units=units,
+            distinct_prompts=counts.distinct_prompts
+            if distinct_prompts is None
+            else distinct_prompts,
+            requested_samples=counts.requested,
+            generations=counts.generations,
+            prompt_tokens=counts.prompt_tokens,
+            max_output_tokens=counts.max_output_tokens,
+            executions=executions,
+            cells=cells,
+            notes=list(notes),
+        )
+
+    @property
+    def counts(self) -> SampleCounts:
+        return SampleCounts(
+            self.requested_samples,
+            self.distinct_prompts,
+            self.generations,
+            self.prompt_tokens,
+            self.max_output_tokens,
+        )
 
     @property
     def gpu_hours(self) -> float | None:
@@ -290,18 +364,6 @@ def estimate_study(
     estimate.tokens_per_second = tokens_per_second
     estimate.gpus = gpus
     return estimate
-
-
-def prompt_counts(
-    prompts: Sequence[str], n: int, seeds: int, max_new_tokens: int
-) -> tuple[int, int, int, int]:
-    """(distinct prompts, generations, prompt tokens, output tokens) of sampling `prompts` n
-    times per seed, as the sampling loop does it: identical texts are generated once, one
-    request per distinct prompt and seed, every sample running to `max_new_tokens` at most."""
-    distinct = dict.fromkeys(prompts)
-    generations = len(distinct) * n * seeds
-    prompt_tokens = round(sum(len(p) for p in distinct) / CHARS_PER_TOKEN) * seeds
-    return len(distinct), generations, prompt_tokens, generations * max_new_tokens
 
 
 def work_hash_of(identity: Mapping[str, Any]) -> str:

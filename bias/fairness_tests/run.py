@@ -49,9 +49,9 @@ from benchmarks.generation.replies import ReplyReading, read_function_reply, rea
 from benchmarks.study import (
     ClaimSpec,
     Estimate,
+    SampleCounts,
     StudyOutcome,
     StudyRun,
-    prompt_counts,
     run_study,
     work_hash_of,
 )
@@ -661,8 +661,7 @@ class FairnessStudy:
                     "executions are at most this: a reply without the asked-for code is not run"
                 ],
             )
-        requested = generations = prompt_tokens = output_tokens = 0
-        distinct = 0
+        counts = SampleCounts()
         seeds = len(config.seeds)
         for _ in config.models:
             for strategy in inputs.strategies:
@@ -670,28 +669,19 @@ class FairnessStudy:
                     kind_tasks = [t for t in inputs.tasks if t.kind == kind]
                     decoding = _decoding_for(kind, config.decoding)
                     prompts = [strategy_prompt(t, strategy, inputs.mitigations) for t in kind_tasks]
-                    unique, made, tokens, most = prompt_counts(
+                    counts += SampleCounts.sampled(
                         prompts, decoding.n, seeds, decoding.max_new_tokens
                     )
-                    requested += len(prompts) * decoding.n * seeds
-                    generations += made
-                    prompt_tokens += tokens
-                    output_tokens += most
-                    distinct += unique
         notes = ["executions are at most this: a reply without the asked-for code is not run"]
         if config.feedback_rounds:
             notes.append(
-                f"feedback rounds: at most {requested * config.feedback_rounds} more generations "
-                "and executions (one per biased reply per round; not counted above)"
+                f"feedback rounds: at most {counts.requested * config.feedback_rounds} more "
+                "generations and executions (one per biased reply per round; not counted above)"
             )
-        return Estimate(
+        return Estimate.of(
+            counts,
             units=f"tasks: {len(inputs.tasks)}",
-            distinct_prompts=distinct,
-            requested_samples=requested,
-            generations=generations,
-            prompt_tokens=prompt_tokens,
-            max_output_tokens=output_tokens,
-            executions=requested,
+            executions=counts.requested,
             cells=f"{len(config.models)} models x {len(inputs.strategies)} strategies x "
             f"{seeds} seeds",
             notes=notes,

@@ -53,7 +53,14 @@ from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
 from benchmarks.problem import Problem
-from benchmarks.study import ClaimSpec, Estimate, StudyOutcome, StudyRun, prompt_counts, run_study
+from benchmarks.study import (
+    ClaimSpec,
+    Estimate,
+    SampleCounts,
+    StudyOutcome,
+    StudyRun,
+    run_study,
+)
 from bias import BUNDLED_CONFIGS
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions
 from bias.metrics import is_biased
@@ -576,39 +583,28 @@ class ModifierStudy:
             )
         texts = [p.prompt for p in suite.prompts]
         settings = config.settings()
-        requested = generations = prompt_tokens = output_tokens = 0
+        counts = SampleCounts()
         for _ in config.models:
             for _, decoding in settings:
-                requested += len(texts) * decoding.n * len(config.seeds)
-                _, made, tokens, most = prompt_counts(
+                counts += SampleCounts.sampled(
                     texts, decoding.n, len(config.seeds), decoding.max_new_tokens
                 )
-                generations += made
-                prompt_tokens += tokens
-                output_tokens += most
-        classified = requested
+        notes = [f"classifications: at most {counts.requested}"]
         executions = 0
-        notes = [f"classifications: at most {classified}"]
         if config.passk.enabled:
             problems = _passk_problems(config.passk)
             decoding = config.passk.decoding
             for _ in config.models:
-                _, made, tokens, most = prompt_counts(
+                passk = SampleCounts.sampled(
                     [p.prompt for p in problems], decoding.n, 1, decoding.max_new_tokens
                 )
-                requested += len(problems) * decoding.n
-                generations += made
-                prompt_tokens += tokens
-                output_tokens += most
-                executions += len(problems) * decoding.n
+                counts += passk
+                executions += passk.requested
             notes.append(f"pass@k: {len(problems)} problems of {config.passk.dataset}")
-        return Estimate(
+        return Estimate.of(
+            counts,
             units=f"prompts: {len(suite.prompts)}",
             distinct_prompts=len(set(texts)),
-            requested_samples=requested,
-            generations=generations,
-            prompt_tokens=prompt_tokens,
-            max_output_tokens=output_tokens,
             executions=executions,
             cells=f"{len(config.models)} models x {len(settings)} settings x "
             f"{len(config.seeds)} seeds",

@@ -21,11 +21,11 @@ from benchmarks.report import read_results
 from benchmarks.study import (
     ClaimSpec,
     Estimate,
+    SampleCounts,
     Shard,
     StudyOutcome,
     StudyRun,
     estimate_study,
-    prompt_counts,
     run_study,
 )
 from boi.runner.config import RunConfig, load_run_config, run_hash, work_hash
@@ -159,32 +159,24 @@ class RobustnessStudy:
         variants, _ = _perturb(config, None, log)
         functions = [v.prompt for v in variants if not v.is_stdio]
         programs = [v.prompt for v in variants if v.is_stdio]
-        distinct = len(set(functions)) + len(set(programs))
-        requested = generations = prompt_tokens = output_tokens = 0
+        counts = SampleCounts()
         for _ in config.models:
             for setting in config.settings:
                 decoding = setting.decoding
-                requested += len(variants) * decoding.n * len(config.seeds)
                 for prompts in (functions, programs):
-                    _, made, tokens, most = prompt_counts(
+                    counts += SampleCounts.sampled(
                         prompts, decoding.n, len(config.seeds), decoding.max_new_tokens
                     )
-                    generations += made
-                    prompt_tokens += tokens
-                    output_tokens += most
         gated = (
             " (before the critic gate, which can only remove variants)"
             if config.critic.enabled
             else ""
         )
-        return Estimate(
+        return Estimate.of(
+            counts,
             units=f"variants: {len(variants)}{gated}",
-            distinct_prompts=distinct,
-            requested_samples=requested,
-            generations=generations,
-            prompt_tokens=prompt_tokens,
-            max_output_tokens=output_tokens,
-            executions=requested,
+            distinct_prompts=len(set(functions)) + len(set(programs)),
+            executions=counts.requested,
             cells=f"{len(config.models)} models x {len(config.settings)} settings x "
             f"{len(config.seeds)} seeds",
         )

@@ -17,7 +17,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, recorded_spelling
-from benchmarks.study import Estimate, estimate_study
+from benchmarks.study import Estimate, SampleCounts, estimate_study
 from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
 from bias.fairness_tests.ablations._registry import ABLATIONS
 from bias.fairness_tests.ablations.self_detection import self_detection_study
@@ -178,16 +178,13 @@ def estimate_ablation(
         parts.append(detection)
     for part in parts:
         notes += [note for note in part.notes if note not in notes]
-    return Estimate(
+    estimate = Estimate.of(
+        sum((part.counts for part in parts), SampleCounts()),
         units=f"sub-runs: {len(plan)} of boi bias test",
-        distinct_prompts=sum(p.distinct_prompts for p in parts),
-        requested_samples=sum(p.requested_samples for p in parts),
-        generations=sum(p.generations for p in parts),
-        prompt_tokens=sum(p.prompt_tokens for p in parts),
-        max_output_tokens=sum(p.max_output_tokens for p in parts),
-        executions=sum(p.executions for p in parts),
+        executions=sum(part.executions for part in parts),
         cells=f"{len(plan)} sub-runs",
         notes=notes,
-        tokens_per_second=tokens_per_second,
-        gpus=gpus,
     )
+    estimate.tokens_per_second = tokens_per_second
+    estimate.gpus = gpus
+    return estimate

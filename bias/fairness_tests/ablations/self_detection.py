@@ -34,9 +34,9 @@ from benchmarks.study import (
     CHARS_PER_TOKEN,
     ClaimSpec,
     Estimate,
+    SampleCounts,
     StudyOutcome,
     StudyRun,
-    prompt_counts,
     run_study,
     work_hash_of,
 )
@@ -488,30 +488,25 @@ class SelfDetectionStudy:
         if not _test_finished(self.config.test_dir):
             return self._estimate_before_test(log)
         config, tested = self.config, self._tested()
-        requested = distinct = generations = prompt_tokens = output_tokens = 0
+        counts = SampleCounts()
         for model in tested.models():
             rows = [r for r in tested.compared if r.get("model") == model]
             for form in config.forms:
                 question, _, prompts = self._questions(rows, form)
-                unique, made, tokens, most = prompt_counts(
-                    list(prompts.values()), 1, 1, config.max_new_tokens
-                )
+                asked = SampleCounts.sampled(list(prompts.values()), 1, 1, config.max_new_tokens)
                 if config.chat:  # the question is the chat instruction, beside each prompt
-                    tokens += unique * round(len(question) / CHARS_PER_TOKEN)
-                requested += len(prompts)
-                distinct += unique
-                generations += made
-                prompt_tokens += tokens
-                output_tokens += most
+                    question_tokens = round(len(question) / CHARS_PER_TOKEN)
+                    asked = dataclasses.replace(
+                        asked,
+                        prompt_tokens=asked.prompt_tokens
+                        + asked.distinct_prompts * question_tokens,
+                    )
+                counts += asked
         skipped = ", ".join(f"{n} {s}" for s, n in sorted(tested.not_comparable().items()))
-        return Estimate(
+        return Estimate.of(
+            counts,
             units=f"compared replies: {len(tested.compared)} of {len(tested.rows)} round-0 "
             f"replies (not comparable: {skipped or 'none'})",
-            distinct_prompts=distinct,
-            requested_samples=requested,
-            generations=generations,
-            prompt_tokens=prompt_tokens,
-            max_output_tokens=output_tokens,
             executions=0,
             cells=f"{len(tested.models())} models x {len(config.forms)} question forms",
         )
