@@ -67,10 +67,10 @@ def drive(study: Study, args: argparse.Namespace, *, solo: Sequence[str] = ()) -
     if args.ray is not None:
         if shard is not None:
             raise UserError("--ray makes its own shards; leave out --shard.")
-        for flag in solo:
+        if solo:
             raise UserError(
-                f"{flag} works for one run directory; run without --ray, or give each "
-                f"shard's --shard run the flag."
+                f"{solo[0]} works for one run directory; run without --ray, or give each "
+                "shard's --shard run the flag."
             )
         outcome = run_study_on_ray(study, args.ray or None, args.ray_shards)
     else:
