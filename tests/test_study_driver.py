@@ -194,6 +194,13 @@ def test_a_completions_file_that_lacks_a_prompt_is_one_sentence(tmp_path):
     with pytest.raises(UserError, match=r"completions file .*none.jsonl does not exist"):
         run_study(missing, log=quiet)
     assert not (tmp_path / "other").exists()  # refused before the directory was claimed
+    broken = tmp_path / "broken.jsonl"
+    line = json.dumps({"task_id": "HumanEval/0", "completion": "    return 1\n"})
+    broken.write_text(line + "\nnot json\n")
+    study = RobustnessStudy(_robustness_config(tmp_path / "third", broken))
+    with pytest.raises(UserError, match=r"broken.jsonl line 2 is not valid JSON"):
+        run_study(study, log=quiet)
+    assert not (tmp_path / "third").exists()  # read before the claim, not when the model loads
 
 
 @pytest.mark.parametrize("command", [["run"], ["bias", "run"], ["bias", "test"]])

@@ -234,14 +234,9 @@ def check_backends(specs: Iterable[Any]) -> None:
     """Before any work, each model a run will use can be reached: for every backend spec
     (anything with `kind`, `model` and `options`), a server's `options.urls` accept a
     connection (an endpoint pool needs one that does), and a model loaded here passes
-    `check_local_model`. Other kinds (reference, registered fakes) are not
-    checked, and a completions file must be a file."""
+    `check_local_model`. Other kinds (reference, completions, registered fakes) are
+    checked by their backend (`benchmarks.generation.check_models`)."""
     for spec in specs:
-        if spec.kind == "completions" and not Path(str(spec.model)).is_file():
-            raise UserError(
-                f"the completions file {spec.model} does not exist or is not a file; check the "
-                "path (models[].model of kind completions)."
-            )
         urls = tuple(getattr(spec.options, "urls", ()) or ())
         if urls:
             down = unreachable(urls)

@@ -39,6 +39,7 @@ from benchmarks.generation._spec import (
     BACKENDS,
     BackendSpec,
     backend_class,
+    check_models,
     load_backend,
     model_flag_specs,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "backend_class",
     "for_kind",
     "generate_samples",
+    "check_models",
     "load_backend",
     "model_flag_specs",
     "read_completion_reply",

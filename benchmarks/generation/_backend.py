@@ -99,6 +99,12 @@ class BackendBase:
         """`spec` is the `BackendSpec` naming this backend (its `options` are `Options`)."""
         self.spec = spec
 
+    @classmethod
+    def check(cls, spec: Any) -> None:
+        """Before any work (`check_models`): what this backend can tell about `spec` without
+        loading a model, one sentence when it is wrong (a completions file that does not
+        parse). Reaching servers and local models is `check_backends`'s."""
+
     def prepare(self, problems: Iterable[Any]) -> list[str]:
         """Called with the problem records before generating; returns notes for the log. A
         model needs none (the `reference` backend takes their solutions)."""

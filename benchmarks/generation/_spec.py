@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 from benchmarks.common.config import convert_value
 from benchmarks.common.config import from_mapping as options_from_mapping
 from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.models import check_backends
 from benchmarks.common.registry import Registry
 from benchmarks.generation._backend import Backend, BackendBase
 
@@ -174,6 +175,16 @@ def model_flag_specs(names: Sequence[str]) -> list[dict[str, Any]]:
         else {"kind": "hf", "model": name}
         for name in names
     ]  # fmt: skip
+
+
+def check_models(specs: Iterable[Any]) -> None:
+    """Before a run claims its directory: every model it will use can be reached
+    (`benchmarks.common.models.check_backends`: servers answer, local models are there) and
+    passes its backend's own check (`BackendBase.check`)."""
+    specs = list(specs)
+    check_backends(specs)
+    for spec in specs:
+        backend_class(spec.kind).check(spec)
 
 
 def load_backend(spec: BackendSpec) -> Backend:

@@ -293,24 +293,7 @@ class GivenCompletionsBackend(BackendBase):
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
         self.path = Path(spec.model)
-        of_model = spec.options.of_model
-        records = [
-            r
-            for r in read_completions(self.path, {}, suite="this run", accept_any_id=True)
-            if of_model is None or r.model == of_model
-        ]
-        if not records:
-            raise UserError(
-                f"the completions file {self.path} has no line of model {of_model!r}; check "
-                "the model's name in the file (its `model` field)."
-            )
-        models = sorted({r.model for r in records})
-        if len(models) > 1:
-            raise UserError(
-                f"the completions file {self.path} holds the completions of {len(models)} "
-                f"models ({', '.join(models[:3])}); give each its own entry with "
-                "options.of_model, or split the file."
-            )
+        records = self._read(spec)
         self._records = records
         self._texts: dict[str, list[str]] = {}
         self._unmatched: list[CompletionRecord] = []
@@ -320,7 +303,35 @@ class GivenCompletionsBackend(BackendBase):
             else:
                 self._unmatched.append(record)
         digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
-        self.identity = f"completions|{digest}|{of_model or ''}"
+        self.identity = f"completions|{digest}|{spec.options.of_model or ''}"
+
+    @classmethod
+    def check(cls, spec: Any) -> None:
+        cls._read(spec)
+
+    @staticmethod
+    def _read(spec: Any) -> list[CompletionRecord]:
+        """The file's records of the spec's model, checked line by line."""
+        path = Path(spec.model)
+        of_model = spec.options.of_model
+        records = [
+            r
+            for r in read_completions(path, {}, suite="this run", accept_any_id=True)
+            if of_model is None or r.model == of_model
+        ]
+        if not records:
+            raise UserError(
+                f"the completions file {path} has no line of model {of_model!r}; check "
+                "the model's name in the file (its `model` field)."
+            )
+        models = sorted({r.model for r in records})
+        if len(models) > 1:
+            raise UserError(
+                f"the completions file {path} holds the completions of {len(models)} "
+                f"models ({', '.join(models[:3])}); give each its own entry with "
+                "options.of_model, or split the file."
+            )
+        return records
 
     def _add(self, prompt_hash: str, record: CompletionRecord) -> None:
         texts = self._texts.setdefault(prompt_hash, [])

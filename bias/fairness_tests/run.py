@@ -29,7 +29,6 @@ from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
-from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug
@@ -44,6 +43,7 @@ from benchmarks.generation import (
     sample_prompts,
     truncate_at_stop,
 )
+from benchmarks.generation import check_models as check_backend_models
 from benchmarks.generation._backend import Backend
 from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
 from benchmarks.study import (
@@ -556,7 +556,7 @@ def check_fairness_inputs(
         listed = {e["task_id"] for rows in from_file.values() for e in rows}
         tasks = [t for t in tasks if t.task_id in listed]
     elif check_models:
-        check_backends(config.models)  # a wrong model fails before the run is claimed
+        check_backend_models(config.models)  # a wrong model fails before the claim
     return FairnessInputs(tasks, issues, mitigations, strategies, from_file)
 
 

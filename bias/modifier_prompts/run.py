@@ -35,7 +35,6 @@ from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import KeyedLog, iter_jsonl, write_jsonl
-from benchmarks.common.models import check_backends
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, file_sha256
 from benchmarks.common.rundir import RunDir, path_slug
@@ -45,6 +44,7 @@ from benchmarks.generation import (
     DecodingConfig,
     PromptGroup,
     SamplingTotals,
+    check_models,
     load_backend,
     sample_prompts,
     unread_replies_warning,
@@ -428,7 +428,7 @@ class ModifierStudy:
             # The models are checked and the classifier is loaded before the run directory is
             # claimed: a wrong path must not leave behind a run whose corrected config would
             # then be refused as a different one.
-            check_backends(config.models)
+            check_models(config.models)
             if config.passk.enabled:
                 self._passk_problems = _passk_problems(config.passk)
         timings: dict[str, float] = {}

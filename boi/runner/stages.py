@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.common.errors import UserError
 from benchmarks.common.http import unreachable
 from benchmarks.common.jsonl import write_jsonl
-from benchmarks.common.models import check_backends, check_local_model
+from benchmarks.common.models import check_local_model
 from benchmarks.common.rundir import RunDir
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
@@ -21,6 +21,7 @@ from benchmarks.generation import (
     DecodingConfig,
     PromptGroup,
     SamplingTotals,
+    check_models,
     for_kind,
     sample_prompts,
     unread_replies_warning,
@@ -37,10 +38,10 @@ __all__ = ["check_run_models", "load_datasets", "prompt_groups"]
 
 
 def check_run_models(config: RunConfig) -> None:
-    """Every model the run will load or call can be reached (`check_backends`), the critic's
+    """Every model the run will load or call can be reached (`check_models`), the critic's
     scorer included: one sentence before any work, not an error after the perturbation and
     the critic (minutes on a CPU)."""
-    check_backends(config.models)
+    check_models(config.models)
     if config.critic.enabled:
         scorer = config.critic.scorer
         url = getattr(scorer, "url", None)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
-from benchmarks.common.models import check_backends
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.generation import (
@@ -27,6 +26,7 @@ from benchmarks.generation import (
     DecodingConfig,
     PromptGroup,
     SamplingTotals,
+    check_models,
     load_backend,
     sample_prompts,
 )
@@ -381,7 +381,7 @@ class SelfDetectionStudy:
         for model in models:
             if model not in specs:
                 raise UserError(f"the verdicts name model {model!r}, which the run config lacks.")
-        check_backends(specs[model] for model in models)
+        check_models(specs[model] for model in models)
 
     def _questions(
         self, rows: Sequence[Mapping[str, Any]], form: str
