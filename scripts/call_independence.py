@@ -14,6 +14,10 @@ whether the answer was right, not whether it was of a type the tests can use.
     .venv/bin/python scripts/call_independence.py humaneval
     .venv/bin/python scripts/call_independence.py mbpp --data ../shared/data/mbpp/mbpp.jsonl
 
+It also checks the call plans (`_tests_side._call_plan`: the calls a test's text fixes before
+it runs, which the sandbox sends to the candidate as one batch) against the calls the tests
+really make: a plan must be their beginning, in order. It exits 1 when one is not.
+
 It executes the datasets' own reference solutions and tests in this process (trusted dataset
 code, not generated code), each under a 10-second alarm. Stdin/stdout problems (CodeContests)
 need no such check: their tests are fixed inputs, each run as its own process.
@@ -34,7 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common.errors import UserError  # noqa: E402
-from benchmarks.execution._tests_side import _FAILED_NAME, _compile_every_assert  # noqa: E402
+from benchmarks.execution._run import trusted_prefix  # noqa: E402
+from benchmarks.execution._tests_side import (  # noqa: E402
+    _FAILED_NAME,
+    _call_plan,
+    _compile_every_assert,
+    _encode_call,
+)
 from benchmarks.loaders import load_benchmark  # noqa: E402
 
 
@@ -61,8 +71,11 @@ def _wrong(answer: Any) -> Any:
     return None
 
 
-def calls_of(problem: Any, answer_with_reference: bool) -> tuple[list[str], str]:
-    """The repr of every call's arguments, and how the tests ended."""
+def calls_of(
+    problem: Any, answer_with_reference: bool, encoded: list[str | None] | None = None
+) -> tuple[list[str], str]:
+    """The repr of every call's arguments, and how the tests ended; `encoded` gets each call
+    as the sandbox sends it (None where it cannot cross as plain data)."""
     namespace: dict[str, Any] = {}
     exec(compile(problem.prompt + (problem.canonical_solution or ""), "<ref>", "exec"), namespace)
     reference = namespace[problem.entry_point]
@@ -71,6 +84,11 @@ def calls_of(problem: Any, answer_with_reference: bool) -> tuple[list[str], str]
     def candidate(*args: Any, **kwargs: Any) -> Any:
         # Without memory addresses: objects of the prompt's classes (MBPP's trees) differ there.
         calls.append(re.sub(r" at 0x[0-9a-f]+", "", repr((args, kwargs))))
+        if encoded is not None:
+            try:
+                encoded.append(_encode_call(list(args), dict(kwargs), frozenset()))
+            except (TypeError, ValueError):
+                encoded.append(None)
         answer = reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
         return answer if answer_with_reference else _wrong(answer)
 
@@ -104,8 +122,20 @@ def main() -> int:
         parser.error(str(err))
     problems = [p for p in loaded.problems if p.entry_point]
     dependent: list[str] = []
+    misplanned: list[str] = []
+    planned = total = whole = 0
     for problem in problems:
-        right, right_end = calls_of(problem, answer_with_reference=True)
+        made: list[str | None] = []
+        right, right_end = calls_of(problem, answer_with_reference=True, encoded=made)
+        # The calls the sandbox sends ahead as batches (`_call_plan`) must be the first calls
+        # the tests make, in their order.
+        plan = _call_plan(trusted_prefix(problem), problem.test, problem.entry_point)
+        if plan != made[: len(plan)]:
+            misplanned.append(problem.task_id)
+            print(f"{problem.task_id}: the plan of {len(plan)} calls is not the calls made")
+        planned += len(plan)
+        total += len(made)
+        whole += bool(plan) and len(plan) == len(made)
         wrong, wrong_end = calls_of(problem, answer_with_reference=False)
         if right != wrong or right_end != wrong_end:
             first = next(
@@ -121,7 +151,12 @@ def main() -> int:
         f"{args.dataset}: {len(problems) - len(dependent)} of {len(problems)} problems call the "
         f"candidate with the same inputs whatever it answers; {len(dependent)} do not"
     )
-    return 0
+    print(
+        f"{args.dataset}: {planned} of {total} calls are known before the tests run and go to "
+        f"the candidate in batches ({whole} problems wholly); plans that are not the calls "
+        f"made: {len(misplanned)}"
+    )
+    return 1 if misplanned else 0
 
 
 if __name__ == "__main__":

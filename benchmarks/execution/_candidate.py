@@ -88,8 +88,8 @@ def serve_candidate() -> None:
     replies = _wire.Channel(REPLIES_OUT_FD, plain=True)
     receive, send, exit_now = calls.receive, replies.send, os._exit
     try:
-        # Read exactly the first message (not as one of the alternating calls): the tests'
-        # first call may already follow it.
+        # Read exactly the first message, on a channel of its own: the calls channel reads
+        # ahead, and a program is not bounded as a call is.
         job = _wire.Channel(CALLS_IN_FD).receive()
     except BaseException:
         exit_now(0)
@@ -103,12 +103,9 @@ def serve_candidate() -> None:
     except BaseException as err:
         setup_error = "the program raised " + _wire.reason(err).decode("utf-8", "replace")
     classes = {n: namespace[n] for n in names if isinstance(namespace.get(n), type)}
-    while True:
-        try:
-            message = receive()
-        except BaseException:
-            exit_now(0)  # the tests are done (or gone)
-        reply: dict
+
+    def answer(message: object) -> dict:
+        """The reply to one call (or to a table of calls)."""
         try:
             if setup_error is not None:
                 raise _SetupFailed(setup_error)
@@ -118,14 +115,13 @@ def serve_candidate() -> None:
             if type(message) is not dict:
                 raise _SetupFailed("the tests sent a malformed call")
             if "table" in message:
-                send({"table": _call_table(function, message["table"], classes)})
-                continue
+                return {"table": _call_table(function, message["table"], classes)}
             args = _wire.decode_plain(message["args"], classes)
             kwargs = _wire.decode_plain(message["kwargs"], classes)
             if type(args) is not list or type(kwargs) is not dict:
                 raise _SetupFailed("the tests sent a malformed call")
             result = function(*args, **kwargs)
-            reply = {
+            return {
                 "ok": _encode_reply(result, names, "returned"),
                 "args": [
                     _encode_reply(a, names, "left in an argument") if type(a) in _MUTABLE else None
@@ -138,24 +134,40 @@ def serve_candidate() -> None:
                 },
             }
         except _SetupFailed as err:
-            reply = {"error": str(err)}
+            return {"error": str(err)}
         except BaseException as err:
             try:
                 try:
                     args_data = _wire.encode_plain(list(err.args), frozenset())
                 except BaseException:
                     args_data = None  # the message alone then
-                reply = {
+                return {
                     "raise": type(err).__name__,
                     "message": str(err)[: _wire.MAX_REASON],
                     "args": args_data,
                 }
             except BaseException:
-                reply = {"raise": "Exception", "message": "an exception that cannot be shown"}
+                return {"raise": "Exception", "message": "an exception that cannot be shown"}
+
+    def reply(message: object) -> None:
         try:
-            send(reply)
+            send(answer(message))
         except BaseException as err:
             send({"error": f"the candidate's reply could not be sent: {err}"})
+
+    while True:
+        try:
+            message = receive()
+        except BaseException:
+            exit_now(0)  # the tests are done (or gone)
+        if type(message) is dict and "batch" in message:
+            # A batch: calls the tests will make, in the order they will make them, sent at
+            # once (see `_tests_side`); one reply each, in that order.
+            batch = message["batch"]
+            for call in batch if type(batch) is list else [None]:
+                reply(call)
+        else:
+            reply(message)
 
 
 # Most outcomes are of these types: hashed as (type, value) without encoding, so that a

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import os
 import signal
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if __package__:  # imported as benchmarks.execution._tests_side (the tests); in the worker, the
     from . import _kernel, _wire  # zygote hands this module its siblings as it loads it by path
@@ -32,6 +34,11 @@ TESTS_CONTROL_FD = 3
 
 class CandidateError(Exception):
     """Raised in the tests for an exception of the candidate's that is not a built-in one."""
+
+
+class _EndTests(BaseException):
+    """The tests left their plan after a failure: the verdict is that failure (see
+    `_make_proxy`). A BaseException, so that a test's `except Exception:` cannot swallow it."""
 
 
 class _Violation(BaseException):
@@ -58,40 +65,88 @@ def _make_proxy(
     violations: list[str],
     calls_fd: int,
     replies_fd: int,
+    plan: list[str],
+    failures: list[BaseException],
 ) -> object:
     """The function the tests call: each call crosses to the candidate's process and back
-    (calls written to `calls_fd`, replies read from `replies_fd`)."""
+    (calls written to `calls_fd`, replies read from `replies_fd`).
+
+    `plan` (encoded calls, see `_call_plan`) lists the calls the tests will make first, in
+    order, known before they run: they go to the candidate as batches, one message each, and
+    its replies are read as the tests make those calls. The proxy's `__boi_plan__` lets the
+    tests announce calls the same way (HumanEval+'s `_plus_check_all` announces its inputs).
+    A call that is not the next planned one ends the tests with their first failure where
+    they have recorded one (as when an assert's condition raised, so that its message's planned
+    calls were not made: the verdict can no longer pass); otherwise (a test the plan misread)
+    it drops the rest of the plan, reading and throwing away its replies, and goes alone."""
     names = frozenset(classes)
     calls = _wire.Channel(calls_fd, plain=True)
     replies = _wire.Channel(replies_fd, plain=True)
+    planned: list[str] = list(plan)
+    position = {"sent": 0, "next": 0}  # calls of `planned` sent to the candidate, and answered
 
     def violation(reason: str) -> _Violation:
         violations.append(reason[: _wire.MAX_REASON])
         return _Violation(violations[0])
 
-    def candidate(*args: object, **kwargs: object) -> object:
-        if violations:
-            raise _Violation(violations[0])
+    def exchange(send: str | None) -> object:
+        """Send `send` (an encoded message; None: nothing) and read the next reply."""
         try:
-            message = {
-                "args": _wire.encode_plain(list(args), names),
-                "kwargs": _wire.encode_plain(dict(kwargs), names),
-            }
-        except _wire.NotPlain as err:
-            # The tests, not the candidate, passed something that cannot cross (a callback).
-            raise TypeError(
-                f"an argument of type {err} cannot cross to the candidate ({_wire.PLAIN_RULE}); "
-                "judge this problem with separate_candidate: false"
-            ) from None
-        try:
-            calls.send(message)
-            reply = replies.receive(max_containers=_wire.MAX_REPLY_CONTAINERS)
+            if send is not None:
+                calls.send_frame(send.encode("utf-8", "surrogatepass"))
+            return replies.receive(max_containers=_wire.MAX_REPLY_CONTAINERS)
         except (EOFError, OSError):
             raise violation("the candidate's process ended during a call") from None
         except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
             raise violation(
                 f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
             ) from None
+
+    def drop_plan() -> None:
+        for _ in range(position["sent"] - position["next"]):
+            exchange(None)
+        planned.clear()
+        position["sent"] = position["next"] = 0
+
+    def announce(calls_made: Iterable[tuple[Any, Any]]) -> None:
+        """The tests' own plan: (args, kwargs) of the calls they are about to make, in order."""
+        if violations:
+            raise _Violation(violations[0])
+        drop_plan()
+        try:
+            planned.extend(
+                _encode_call(list(args), dict(kwargs), names) for args, kwargs in calls_made
+            )
+        except (_wire.NotPlain, TypeError, ValueError, RecursionError):
+            planned.clear()  # the calls go one by one, and the one that cannot cross says so
+
+    def candidate(*args: object, **kwargs: object) -> object:
+        if violations:
+            raise _Violation(violations[0])
+        try:
+            message = _encode_call(list(args), dict(kwargs), names)
+        except _wire.NotPlain as err:
+            # The tests, not the candidate, passed something that cannot cross (a callback).
+            raise TypeError(
+                f"an argument of type {err} cannot cross to the candidate ({_wire.PLAIN_RULE}); "
+                "judge this problem with separate_candidate: false"
+            ) from None
+        send: str | None = message
+        index = position["next"]
+        if index < len(planned) and planned[index] == message:
+            send = None
+            if index == position["sent"]:  # the next batch of the plan
+                batch = _batch(planned, index)
+                send = '{"batch": [' + ", ".join(batch) + "]}"
+                position["sent"] += len(batch)
+            position["next"] += 1
+        elif planned:
+            if failures:
+                raise _EndTests
+            drop_plan()
+        if send is not None and len(send) > _wire.MAX_MESSAGE:
+            raise TypeError(f"a call of {len(send)} bytes cannot cross to the candidate")
+        reply = exchange(send)
         if type(reply) is not dict:
             raise violation("the candidate sent a malformed reply")
         if "error" in reply:
@@ -112,7 +167,30 @@ def _make_proxy(
         return result
 
     candidate.__name__ = candidate.__qualname__ = entry_point
+    candidate.__boi_plan__ = announce  # type: ignore[attr-defined]
     return candidate
+
+
+def _encode_call(args: list, kwargs: dict, names: frozenset[str]) -> str:
+    """One call as the candidate reads it (a JSON text: equal texts, equal calls)."""
+    message = {"args": _wire.encode_plain(args, names), "kwargs": _wire.encode_plain(kwargs, names)}
+    return json.dumps(message, allow_nan=False)
+
+
+# A batch of planned calls: at most this many, and about this many bytes (one call may be
+# larger), so that no batch comes near MAX_MESSAGE.
+_BATCH_CALLS = 4096
+_BATCH_BYTES = 4 * 2**20
+
+
+def _batch(planned: list[str], start: int) -> list[str]:
+    end, size = start, 0
+    while end < len(planned) and end - start < _BATCH_CALLS:
+        size += len(planned[end]) + 2
+        if size > _BATCH_BYTES and end > start:
+            break
+        end += 1
+    return planned[start:end]
 
 
 def _candidate_exception(reply: dict) -> Exception:
@@ -294,24 +372,29 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
     Returns b"P" when they held, else b"F" and the reason."""
     namespace: dict = {}
     violations: list[str] = []
+    failures: list[BaseException] = []
     verdict = b"P"
     try:
-        exec(compile(job["prefix"], "<prompt>", "exec"), namespace)
+        compiled = _compiled(job["prefix"], job["test"], job["entry_point"])
+        exec(compiled.prefix, namespace)
         classes = {
             name: namespace[name]
             for name in job.get("prefix_classes", ())
             if isinstance(namespace.get(name), type)
         }
-        proxy = _make_proxy(job["entry_point"], classes, violations, calls_fd, replies_fd)
+        proxy = _make_proxy(
+            job["entry_point"], classes, violations, calls_fd, replies_fd, compiled.plan, failures
+        )
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
         namespace[job["entry_point"]] = proxy
-        failures: list[BaseException] = []
         namespace[_FAILED_NAME] = failures.append
-        exec(_compile_every_assert(job["test"]), namespace)
+        exec(compiled.test, namespace)
         namespace["check"](proxy)
         if failures:
             raise failures[0]
+    except _EndTests:
+        verdict = b"F" + _wire.reason(failures[0])
     except BaseException as err:
         verdict = b"F" + _wire.reason(err)
         if isinstance(err, _Violation):
@@ -370,3 +453,240 @@ def _compile_every_assert(test: str) -> Any:
     """
     tree = ast.fix_missing_locations(_EveryAssert().visit(ast.parse(test, "<tests>")))
     return compile(tree, "<tests>", "exec")
+
+
+# --------------------------------------------------------------------------- compiled tests
+
+
+class _Compiled(NamedTuple):
+    prefix: Any  # the prompt's prefix, compiled
+    test: Any  # the tests, compiled by _compile_every_assert
+    plan: list[str]  # the calls known before the tests run (`_call_plan`), encoded
+
+
+# What one tests process has compiled, by (prefix, tests, entry point): the samples of a task
+# come one after another, and compiling its tests (an AST rewrite) costs more than most runs.
+# Code objects are immutable and every run executes them in a namespace of its own.
+_COMPILED: dict[tuple[str, str, str], _Compiled] = {}
+_COMPILED_KEPT = 64
+
+
+def _compiled(prefix: str, test: str, entry_point: str) -> _Compiled:
+    key = (prefix, test, entry_point)
+    found = _COMPILED.get(key)
+    if found is None:
+        found = _Compiled(
+            compile(prefix, "<prompt>", "exec"),
+            _compile_every_assert(test),
+            _call_plan(prefix, test, entry_point),
+        )
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            del _COMPILED[next(iter(_COMPILED))]  # the oldest
+        _COMPILED[key] = found
+    return found
+
+
+# --------------------------------------------------------------------------- call plans
+
+# Built-ins that call nothing of the tests' or the candidate's when given plain values and
+# other such built-ins: a statement made of them, literals and calls of the candidate with
+# literal arguments makes exactly those calls, in the order they are written.
+_INERT_BUILTINS = frozenset(
+    "abs all any bool dict float frozenset int isinstance len list max min repr round set "
+    "sorted str sum tuple type".split()
+)
+
+
+def _call_plan(prefix: str, test: str, entry_point: str) -> list[str]:
+    """The calls of the candidate that `check` makes first, in order, known from the text of
+    the tests: those of its leading statements that are asserts (or expressions) made only of
+    literals, inert built-ins and calls of the candidate with literal arguments (HumanEval's
+    and MBPP's tests are mostly such asserts). Empty when the tests are not of that shape.
+
+    Why: the calls then go to the candidate as one batch, instead of one pipe round trip each,
+    and the candidate learns no more from a batch than from the same calls one by one (with
+    every assert run to the end, `_compile_every_assert`, the calls do not depend on the
+    answers either way). The plan stops at the first statement it cannot read; the calls after
+    it go one by one. An assert's message is planned after its condition, as the rewritten
+    assert evaluates it; a condition that raises skips its message's calls (see
+    `_make_proxy`)."""
+    try:
+        prefix_tree = ast.parse(prefix)
+        tree = ast.parse(test)
+    except SyntaxError:
+        return []
+    prefix_modules, prefix_names = _bindings(prefix_tree)
+    test_modules, test_names = _bindings(tree)
+    bound = prefix_names | test_names
+    checks = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "check"
+    ]
+    # The module's own statements run before `check`: they must not call anything (a call
+    # there could reach the candidate before the plan's first call).
+    if (
+        len(checks) != 1
+        or not isinstance(checks[0], ast.FunctionDef)
+        or checks[0].decorator_list
+        or not checks[0].args.args
+        or not all(_runs_nothing(node) for node in tree.body)
+    ):
+        return []
+    check = checks[0]
+    candidates = {check.args.args[0].arg, entry_point}
+    # Names that may be read: inert built-ins and modules (whose functions call only what they
+    # are given), unless the prompt or the tests bind them to something else too.
+    readable = (_INERT_BUILTINS | prefix_modules | test_modules) - bound - candidates
+    plan: list[str] = []
+    for statement in check.body:
+        if isinstance(statement, ast.Pass | ast.Import | ast.ImportFrom):
+            continue  # binds a module (names it binds are not inert: see `bound`)
+        if isinstance(statement, ast.Assert):
+            parts = [statement.test] if statement.msg is None else [statement.test, statement.msg]
+        elif isinstance(statement, ast.Expr):
+            parts = [statement.value]
+        else:
+            break
+        calls: list[ast.Call] = []
+        if not all(_planned_calls(part, candidates, readable, calls) for part in parts):
+            break
+        try:
+            encoded = [
+                _encode_call(
+                    [_literal(arg) for arg in call.args],
+                    {str(k.arg): _literal(k.value) for k in call.keywords},
+                    frozenset(),
+                )
+                for call in calls
+            ]
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            break  # an argument that is not a literal, or cannot cross: the plan ends here
+        plan.extend(encoded)
+    return plan
+
+
+def _literal(node: ast.expr) -> Any:
+    """The value of a literal argument, built as the compiled tests build it: a set's order
+    (and so its encoding) depends on how it was built, and `literal_eval` builds sets another
+    way. Checked to be a literal first, so evaluating it runs nothing."""
+    ast.literal_eval(node)  # ValueError for anything but a literal
+    code = compile(ast.fix_missing_locations(ast.Expression(node)), "<tests>", "eval")
+    return eval(code, {"__builtins__": {"set": set}})  # `set()`: literal_eval's empty set
+
+
+def _bindings(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names a module binds anywhere: (those bound by `import module`, every other)."""
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return modules, names
+
+
+def _runs_nothing(node: ast.stmt) -> bool:
+    """Does this module-level statement run no code of anyone's when it runs?"""
+    if isinstance(node, ast.Import | ast.ImportFrom | ast.Pass):
+        return True
+    if isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign):
+        value = node.value
+        if isinstance(node, ast.AnnAssign) and node.value is None:
+            return True
+        try:
+            ast.literal_eval(value)  # type: ignore[arg-type]
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return False
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        return all(isinstance(t, ast.Name) for t in targets if t is not None)
+    if isinstance(node, ast.FunctionDef):
+        # Defining a function runs its decorators and its defaults' expressions only.
+        defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        return not node.decorator_list and all(
+            isinstance(d, ast.Constant | ast.Name) for d in defaults
+        )
+    return False
+
+
+def _planned_calls(
+    node: ast.AST, candidates: set[str], readable: frozenset[str] | set[str], calls: list[ast.Call]
+) -> bool:
+    """Append to `calls`, in evaluation order, the candidate's calls that evaluating `node`
+    makes; False when `node` may call anything else (a name that is not `readable`, which could
+    be a function of the tests that calls the candidate), or may or may not call the candidate
+    depending on a value (a second operand of `and`/`or`, a chained comparison's later terms,
+    a conditional expression)."""
+
+    def visit(node: ast.AST | None, certain: bool = True) -> bool:
+        if node is None or isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in readable
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return all(visit(e, certain) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(
+                k is not None and visit(k, certain) and visit(v, certain)
+                for k, v in zip(node.keys, node.values, strict=True)
+            )
+        if isinstance(node, ast.UnaryOp):
+            return visit(node.operand, certain)
+        if isinstance(node, ast.BinOp):
+            return visit(node.left, certain) and visit(node.right, certain)
+        if isinstance(node, ast.Compare):
+            # `a < b < c` evaluates c only when a < b holds.
+            return (
+                visit(node.left, certain)
+                and visit(node.comparators[0], certain)
+                and all(visit(c, False) for c in node.comparators[1:])
+            )
+        if isinstance(node, ast.BoolOp):
+            return visit(node.values[0], certain) and all(visit(v, False) for v in node.values[1:])
+        if isinstance(node, ast.Attribute):
+            # A module's function, or a method of a value made here (built-in values' methods
+            # call nothing of ours).
+            return visit(node.value, certain)
+        if isinstance(node, ast.Subscript):
+            return visit(node.value, certain) and visit(node.slice, certain)
+        if isinstance(node, ast.Slice):
+            return all(visit(part, certain) for part in (node.lower, node.upper, node.step))
+        if isinstance(node, ast.JoinedStr):
+            return all(visit(v, certain) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            return visit(node.value, certain) and visit(node.format_spec, certain)
+        if isinstance(node, ast.Call):
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords
+            ):
+                return False
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in candidates:
+                if not certain:
+                    return False
+                # Its arguments must be literals: the caller evaluates them (literal_eval).
+                calls.append(node)
+                return True
+            return (
+                visit(func, certain)
+                and all(visit(a, certain) for a in node.args)
+                and all(visit(k.value, certain) for k in node.keywords)
+            )
+        return False  # lambdas, comprehensions, conditional expressions, walrus, await, ...
+
+    return visit(node)

@@ -64,12 +64,13 @@ class Channel:
     (and left so) and the call raises TimeoutError when the deadline passes, however slowly the
     other side reads or writes. A channel that ends early raises EOFError. `plain` channels
     carry the calls and replies between a candidate and the tests: a message is at most
-    MAX_MESSAGE bytes both ways, and, received without a deadline, it is read as one message of
-    an alternating exchange (see `receive`)."""
+    MAX_MESSAGE bytes both ways, and, received without a deadline, it is read in chunks, what
+    was read ahead kept for the next message (so such a channel is read only by `receive`)."""
 
     def __init__(self, fd: int, plain: bool = False) -> None:
         self.fd = fd
         self.plain = plain
+        self._pending = b""  # read ahead by `_receive_buffered`, not yet returned
 
     # ---- bytes ---------------------------------------------------------------------------
 
@@ -172,7 +173,7 @@ class Channel:
         one-element lists would keep the trusted side busy for seconds, and turn the
         candidate's failure into a timeout."""
         if deadline is None and self.plain:
-            body = self._receive_alternating()
+            body = self._receive_buffered()
         else:
             size = _HEADER.unpack(self.read(4, deadline))[0]
             if self.plain and size > MAX_MESSAGE:
@@ -182,27 +183,32 @@ class Channel:
             raise ValueError(f"a message of more than {max_containers} lists and objects")
         return json.loads(body.decode("utf-8", "surrogatepass"))
 
-    def _receive_alternating(self) -> bytes:
-        """The body of one message of an exchange where calls and replies alternate, so that
-        nothing follows it in the pipe: one read usually brings all of it; a second read only
-        for messages larger than the first chunk. More data than it announced is an error."""
-        first = os.read(self.fd, 65536)
-        if not first:
-            raise EOFError("the other side closed the channel")
-        if len(first) < 4:
-            first += self.read(4 - len(first))
-        size = _HEADER.unpack(first[:4])[0]
+    def _receive_buffered(self) -> bytes:
+        """The body of the next message of a plain exchange, read in chunks: one read usually
+        brings a whole message, and what it brings of the messages after it (a batch's
+        replies, see `_tests_side`) is kept for the next call. A message larger than the first
+        chunk is read to its end exactly."""
+        pending = self._pending
+        while len(pending) < 4:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                raise EOFError(
+                    "the other side closed the channel" + (" mid-message" if pending else "")
+                )
+            pending += chunk
+        size = _HEADER.unpack(pending[:4])[0]
         if size > MAX_MESSAGE:
             raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
-        body = first[4:]
-        if len(body) < size:
+        end = 4 + size
+        if len(pending) < end:
             try:
-                body += self.read(size - len(body))
+                rest = self.read(end - len(pending))
             except EOFError:
                 raise EOFError("the other side closed the channel mid-message") from None
-        elif len(body) > size:
-            raise ValueError("more data than the message announced")
-        return body
+            self._pending = b""
+            return pending[4:] + rest
+        self._pending = pending[end:]
+        return pending[4:end]
 
 
 # --------------------------------------------------------------------------- the verdict

@@ -221,6 +221,7 @@ class Zygote:
         self.cgroup_read_fds: list[int] = []
         self.cgroup_procs: list[str] = config.get("cgroup_procs", [])
         self.sequence = 0
+        self.sample_proc = True  # does a sample get a /proc of its own PID namespace?
         self.pair_cpu: set[int] = set()
         self.devnull = os.open(os.devnull, os.O_RDWR)
         self.landlock: Any = None  # the _landlock module, where the kernel offers Landlock
@@ -434,6 +435,7 @@ class Zygote:
     def _probe_sample_namespaces(self) -> None:
         """Can each sample get PID and mount namespaces of its own (see `_enter_own_namespaces`)?
         Tried once here, in a throw-away child, as a sample will do it."""
+        self.sample_proc = self._samples_read_proc()
         fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         scratch = os.path.join(self._scratch_root(), "probe-namespaces")
         try:
@@ -464,17 +466,18 @@ class Zygote:
 
     def _enter_own_namespaces(self, scratch: str, uid: int | None) -> None:
         """In a sample just forked into a PID namespace of its own (it is PID 1 there): a mount
-        namespace of its own with a /proc of that PID namespace and a fresh tmpfs over the
-        scratch root holding only `scratch`.
+        namespace of its own with a fresh tmpfs over `scratch` and, where a sample can read
+        procfs at all (`sample_proc`), a /proc of that PID namespace.
 
         Why: state the worker keeps from run to run is state a sample could write and a later
         sample read. Here every sample starts from the same counters (its pid is 1, its
         children's pids start at 2, its scratch's inode numbers start afresh) and sees no other
         run's directory or process, so there is nothing to count or to leave behind."""
         _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
-        _kernel.mount(
-            "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
-        )
+        if self.sample_proc:
+            _kernel.mount(
+                "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
+            )
         config = self.config
         options = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
         if uid is not None:
@@ -488,6 +491,14 @@ class Zygote:
             _kernel.MS_NOSUID | _kernel.MS_NODEV,
             f"{options},mode=0700",
         )
+
+    def _samples_read_proc(self) -> bool:
+        """Can a sample read procfs? Not under Landlock (which grants none of it), unless the
+        config's `allow_read` does. Where it cannot, a sample's own /proc would show it nothing,
+        and is not mounted (a mount and its teardown per sample)."""
+        if self.landlock is None:
+            return True
+        return any(_is_under("/proc", path) or _is_under(path, "/proc") for path in self.read_paths)
 
     def _choose_uids(self, pairs: list[list[int]]) -> None:
         """The first (candidate uid, tests uid) pair this process can switch to and that can
