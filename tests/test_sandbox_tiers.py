@@ -173,3 +173,67 @@ def test_a_run_without_a_verdict_retires_the_tests_process(pool, name, problem, 
     assert judge_problem(pool, problem, completion)["status"] == "timed out", name
     assert pid_of_tests_process(pool) != before, name  # a new tests process
     assert judge(pool, GOOD)["status"] == "passed", name
+
+
+# A sample's view of /tmp when the harness's own Python lives there (a virtualenv made with
+# `python -m venv /tmp/...`): run by that Python, in a child process.
+_TMP_VIEW = """
+import json, os, sys
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.problem import Problem
+
+marker, out = sys.argv[1], sys.argv[2]
+problem = Problem(
+    task_id="t/tmp", benchmark="test", prompt="def seen():\\n", entry_point="seen",
+    test="def check(candidate):\\n    assert candidate() == []\\n",
+)
+completion = (
+    "    import os\\n"
+    f"    return [p for p in {[marker, os.path.dirname(marker)]!r} if os.path.exists(p)]\\n"
+)
+samples = [{"task_id": "t/tmp", "completion": completion}]
+for separate in (True, False):
+    path = f"{out}-{separate}.jsonl"
+    execute_samples([problem], samples, ExecutionConfig(workers=1, separate_candidate=separate), path)
+    print(json.dumps([json.loads(line)["result"] for line in open(path)]))
+"""
+
+
+def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
+    """A virtualenv under /tmp stays importable, and the rest of /tmp is hidden all the same:
+    a sample cannot see a file the harness's user left there (nor its directory)."""
+    import shutil
+    import site
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from tests.sandbox_helpers import EXPECTED_LEVEL
+
+    if EXPECTED_LEVEL != "full":
+        pytest.skip("no mount namespace in this tier: /tmp is not hidden (docs: sandbox.md)")
+    if not str(tmp_path.resolve()).startswith("/tmp/"):
+        pytest.skip("pytest's temporary directory is not under /tmp here")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    repo = str(Path(__file__).resolve().parents[1])
+    for packages in venv.glob("lib/python*/site-packages"):
+        (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n{repo}\n")
+    # Readable by anyone (as a user's files in /tmp often are): only the mount can hide it.
+    left = Path(tempfile.mkdtemp(prefix="boi-test-left-", dir="/tmp"))
+    try:
+        left.chmod(0o755)
+        marker = left / "left-by-the-user.txt"
+        marker.write_text("private\n")
+        marker.chmod(0o644)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", _TMP_VIEW, str(marker), str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(left)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ['["passed"]', '["passed"]'], done.stdout + done.stderr[-2000:]

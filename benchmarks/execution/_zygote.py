@@ -173,8 +173,8 @@ def _expose(needed: list[str]) -> list[str]:
 
     A Python installed under a 0700 home (pyenv in /root, say) would be unreadable after the
     uid drop. Inside our mount namespace, each such directory is covered by a 0755 tmpfs that
-    holds bind mounts of just the entries on the way to the interpreter; the rest of the home
-    directory disappears from the sample's view.
+    holds bind mounts of just the entries on the way to the interpreter (`_cover`); the rest of
+    the home directory disappears from the sample's view.
     """
     exposed: list[str] = []
     for _ in range(8):  # each pass fixes the topmost blocked directory of each path
@@ -189,24 +189,37 @@ def _expose(needed: list[str]) -> list[str]:
         if not blocked:
             break
         for ancestor, children in blocked.items():
-            handles = {c: os.open(os.path.join(ancestor, c), os.O_PATH) for c in children}
-            _kernel.mount(
-                "boi-expose",
-                ancestor,
-                "tmpfs",
-                _kernel.MS_NOSUID | _kernel.MS_NODEV,
-                "size=4k,mode=0755",
-            )
-            for child, fd in handles.items():
-                target = os.path.join(ancestor, child)
-                if os.path.isdir(f"/proc/self/fd/{fd}"):
-                    os.mkdir(target)
-                else:
-                    os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-                _kernel.mount(f"/proc/self/fd/{fd}", target, None, _kernel.MS_BIND | _kernel.MS_REC)
-                os.close(fd)
+            _cover(ancestor, children)
             exposed.append(ancestor)
     return exposed
+
+
+def _cover(directory: str, keep: set[str]) -> None:
+    """Mount a 0755 tmpfs over `directory` that holds bind mounts of its entries `keep` alone
+    (with the mounts beneath them): everything else in it disappears from this namespace."""
+    handles = {entry: os.open(os.path.join(directory, entry), os.O_PATH) for entry in keep}
+    _kernel.mount(
+        "boi-expose", directory, "tmpfs", _kernel.MS_NOSUID | _kernel.MS_NODEV, "size=4k,mode=0755"
+    )
+    for entry, fd in handles.items():
+        target = os.path.join(directory, entry)
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.mkdir(target)
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+        _kernel.mount(f"/proc/self/fd/{fd}", target, None, _kernel.MS_BIND | _kernel.MS_REC)
+        os.close(fd)
+
+
+def _entries_towards(directory: str, paths: list[str]) -> set[str]:
+    """The entries of `directory` on the way to those of `paths` that lie beneath it."""
+    root = os.path.realpath(directory)
+    entries = set()
+    for path in paths:
+        real = os.path.realpath(path)
+        if real != root and _is_under(real, root):
+            entries.add(os.path.relpath(real, root).split("/")[0])
+    return entries
 
 
 class Zygote:
@@ -385,15 +398,22 @@ class Zygote:
             for path in config.get("hide", []):
                 if path == scratch or not os.path.isdir(path) or os.path.islink(path):
                     continue
-                if _is_under(scratch, path) or any(_is_under(p, path) for p in needed):
-                    continue
-                _kernel.mount(
-                    "boi-hidden",
-                    path,
-                    "tmpfs",
-                    _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
-                    "size=4k,mode=0755",
-                )
+                kept = _entries_towards(path, [*needed, scratch])
+                if kept:
+                    # A virtualenv (or the scratch space) under /tmp: the rest of /tmp is
+                    # hidden all the same, and only the entries on the way to them stay.
+                    _cover(path, kept)
+                else:
+                    _kernel.mount(
+                        "boi-hidden",
+                        path,
+                        "tmpfs",
+                        _kernel.MS_RDONLY
+                        | _kernel.MS_NOSUID
+                        | _kernel.MS_NODEV
+                        | _kernel.MS_NOEXEC,
+                        "size=4k,mode=0755",
+                    )
                 self.isolation["hidden"].append(path)
             self._mount_private_proc()
             failed = []
