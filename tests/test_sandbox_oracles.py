@@ -7,7 +7,7 @@ Two defences are checked, each by the attack it stops:
   `_plus_check_all`, stdin/stdout tests past a wrong answer), so whether a candidate's next call
   comes does not depend on whether its last answer held;
 - no state one sample can write and a later one read: where the worker can, each sample gets
-  a PID and a mount namespace of its own (pid 1, a fresh /proc and a fresh scratch tmpfs at the
+  a PID and a mount namespace of its own (pid 1, a fresh scratch tmpfs at the
   same path every run), and the seccomp filter refuses page-cache probes and evictions
   (tests/test_sandbox_seccomp.py checks the syscalls one by one).
 

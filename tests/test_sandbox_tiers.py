@@ -237,3 +237,26 @@ def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
         shutil.rmtree(left)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ['["passed"]', '["passed"]'], done.stdout + done.stderr[-2000:]
+
+
+def test_the_tests_import_what_the_harness_has_and_the_candidate_cannot(pool):
+    """Where the worker hides the site directories from samples under empty mounts (so that
+    Landlock can grant whole trees), the tests process gets them back: tests may import the
+    harness's packages (here pytest), a candidate still may not."""
+    problem = Problem(
+        task_id="t/site",
+        benchmark="test",
+        prompt="def imported():\n",
+        entry_point="imported",
+        test="def check(candidate):\n    import pytest\n    assert candidate() == 'no'\n",
+    )
+    completion = (
+        "    try:\n"
+        "        import pytest\n"
+        "    except ImportError:\n"
+        "        return 'no'\n"
+        "    return 'yes'\n"
+    )
+    job = _job(problem, completion, TIMEOUT)
+    [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    assert outcome["status"] == "passed", outcome

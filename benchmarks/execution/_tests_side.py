@@ -251,6 +251,7 @@ class TestsProcess:
         if pid == 0:
             try:
                 ours.close()
+                zygote.reveal_site_dirs()
                 zygote._become_sample(
                     home,
                     zygote.devnull,

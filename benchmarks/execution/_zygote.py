@@ -235,6 +235,7 @@ class Zygote:
         self.cgroup_procs: list[str] = config.get("cgroup_procs", [])
         self.sequence = 0
         self.sample_proc = True  # does a sample get a /proc of its own PID namespace?
+        self.site_mounts: list[str] = []  # site directories covered for samples (see setup)
         self.pair_cpu: set[int] = set()
         self.devnull = os.open(os.devnull, os.O_RDWR)
         self.landlock: Any = None  # the _landlock module, where the kernel offers Landlock
@@ -587,6 +588,8 @@ class Zygote:
                     # inherits the answer.
                     module.default_read_paths()
                     module.default_list_dirs()
+                    if self.isolation["filesystem"]:
+                        self._hide_site_dirs(module.site_dirs())
                 else:
                     self.isolation["errors"].append("Landlock unavailable (kernel without it)")
         if config.get("seccomp", True):
@@ -606,7 +609,9 @@ class Zygote:
         # not for assembling ~300 Landlock rules and a BPF program (4.6 ms per sample).
         try:
             if self.landlock is not None:
-                policy = self.landlock.default_policy((self._scratch_root(),))
+                policy = self.landlock.default_policy(
+                    (self._scratch_root(),), site_dirs_hidden=bool(self.site_mounts)
+                )
                 if self.read_paths:
                     policy = dataclasses.replace(policy, read=(*policy.read, *self.read_paths))
                 ruleset = self.landlock.prepare(policy)
@@ -662,6 +667,49 @@ class Zygote:
         self.isolation["landlock_net"] = bool(landlock.get("tcp"))
         self.isolation["landlock_scopes"] = bool(landlock.get("signals"))
         self.isolation["seccomp"] = bool(outcome.get("seccomp"))
+
+    def _hide_site_dirs(self, site_dirs: list[str]) -> None:
+        """Cover every site directory with an empty read-only tmpfs, in this namespace (the
+        spawner's, so every sample's), which lets the Landlock ruleset grant the trees around
+        them whole (`default_policy(site_dirs_hidden=True)`): about 20 rules instead of about
+        300, each of which a sample pays for when it is confined and again when it exits. The
+        tests process gets them back (`reveal_site_dirs`): the tests may import what the
+        harness's interpreter has. All or nothing: a mount that fails undoes the others, and
+        the ruleset then goes around the site directories."""
+        done: list[str] = []
+        try:
+            for path in site_dirs:
+                _kernel.mount(
+                    "boi-hidden",
+                    path,
+                    "tmpfs",
+                    _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
+                    "size=4k,mode=0755",
+                )
+                done.append(path)
+        except OSError as err:
+            for path in reversed(done):
+                _kernel.libc.umount2(path.encode(), _kernel.MNT_DETACH)
+            self.isolation["errors"].append(f"site directories not hidden by mounts ({err})")
+            return
+        self.site_mounts = done
+
+    def reveal_site_dirs(self) -> None:
+        """In the tests process (which runs no generated code): a mount namespace of its own
+        without `_hide_site_dirs`'s mounts. (Not in the jobs process: with the jobs process in a
+        namespace of its own, a run cost 7% more CPU, measured, for reasons not found.)"""
+        if not self.site_mounts:
+            return
+        try:
+            _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
+            for path in reversed(self.site_mounts):
+                _kernel.check(_kernel.libc.umount2(path.encode(), _kernel.MNT_DETACH), "umount")
+        except OSError as err:
+            # The tests then import the standard library alone, as the samples do. (Said on
+            # stderr: this runs in the tests process, after the worker reported its isolation.)
+            os.write(
+                2, f"boi sandbox: site directories stay hidden from the tests ({err})\n".encode()
+            )
 
     def _confine(self, scratch: str) -> dict:
         """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
