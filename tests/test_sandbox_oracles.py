@@ -177,6 +177,18 @@ def test_every_sample_starts_from_the_same_counters(pool):
     assert first["result"].startswith("failed: AssertionError: (1, 3, "), first
 
 
+def test_a_later_invocation_starts_from_the_same_counters(pool):
+    """Across invocations too: a sample in a new pool (a later `boi` run) reads the counters a
+    sample of this pool would, after one here bumped them all."""
+    if not pool.isolation.sample_namespaces:
+        pytest.skip("no namespaces per sample here: the PID counter is a named open channel")
+    first = judge(pool, COUNTERS, PROBE)
+    assert judge(pool, BUMPS, PROBE)["status"] == "passed"
+    with WorkerPool(pool.config) as later:
+        second = judge(later, COUNTERS, PROBE)
+    assert first["result"] == second["result"], (first, second)
+
+
 def test_scratch_names_reveal_no_run_count(pool):
     """Where samples share the worker's scratch space, its directory names are random."""
     names = {judge(pool, body("import os\nreturn os.getcwd()"), PROBE)["result"] for _ in range(3)}
