@@ -109,6 +109,10 @@ def test_the_plan_stops_where_the_text_no_longer_fixes_the_calls():
     assert verdict == b"P"
     assert received[0] == {"batch": [{"args": [1], "kwargs": {"d": []}}]}
     assert [m["args"] for m in received[1:]] == [[0], [1], [2], [9]]
+    # Wrong answers, the first planned one included: the same calls still come after the plan.
+    verdict, wrong = run(test, lambda x: x)
+    assert verdict.startswith(b"FAssertionError")
+    assert wrong == received
 
 
 @pytest.mark.parametrize(
@@ -155,13 +159,15 @@ def test_literal_sets_are_encoded_as_the_tests_build_them():
     assert len(received) == 1 and "batch" in received[0]
 
 
-def test_a_condition_that_raises_ends_the_tests_with_their_first_failure():
-    # candidate(1) raises: its message's planned call is never made, the next call is not
-    # the plan's, and the verdict is the failure already recorded.
+def test_planned_calls_a_raising_condition_skips_are_dropped():
+    # candidate(1) raises: its message's planned call is never made; its reply is read and
+    # dropped, the next call is the plan's next, and the verdict is the first failure.
     test = (
         "def check(candidate):\n"
         "    assert candidate(1) == 2, str(candidate(1))\n"
         "    assert candidate(2) == 3\n"
+        "    for x in [5]:\n"
+        "        assert candidate(x) == x + 1\n"
     )
 
     def answer(x: int) -> int:
@@ -171,7 +177,9 @@ def test_a_condition_that_raises_ends_the_tests_with_their_first_failure():
 
     verdict, received = run(test, answer)
     assert verdict == b"FValueError: one"
-    assert len(received) == 1  # the batch alone
+    # The batch, then the call after the plan, as for a candidate that does not raise.
+    assert received == run(test, lambda x: x + 1)[1]
+    assert [m.get("args") for m in received] == [None, [5]]
 
 
 def test_announced_calls_that_are_not_made_are_dropped():
@@ -202,3 +210,20 @@ def test_humanevalplus_announces_every_input_as_one_batch():
     assert verdict == b"P"
     assert len(received) == 1
     assert len(received[0]["batch"]) == 1006  # 7 base and 999 plus inputs
+
+
+def test_a_plain_channel_reads_queued_replies_in_order():
+    """A batch's replies arrive back to back in one pipe: each is returned whole and in order,
+    small and large (past the first 64 KiB chunk) alike, and an end mid-message is an error."""
+    read_end, write_end = os.pipe()
+    sender, receiver = _wire.Channel(write_end, plain=True), _wire.Channel(read_end, plain=True)
+    messages = [{"ok": i} for i in range(500)] + [{"ok": "x" * 200_000}, {"ok": None}]
+    thread = threading.Thread(target=lambda: [sender.send(m) for m in messages])
+    thread.start()
+    assert [receiver.receive() for _ in messages] == messages
+    thread.join()
+    os.write(write_end, b"\x00\x00\x00\x10{")  # 16 bytes announced, 1 sent
+    os.close(write_end)
+    with pytest.raises(EOFError, match="mid-message"):
+        receiver.receive()
+    os.close(read_end)

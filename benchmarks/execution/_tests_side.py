@@ -36,11 +36,6 @@ class CandidateError(Exception):
     """Raised in the tests for an exception of the candidate's that is not a built-in one."""
 
 
-class _EndTests(BaseException):
-    """The tests left their plan after a failure: the verdict is that failure (see
-    `_make_proxy`). A BaseException, so that a test's `except Exception:` cannot swallow it."""
-
-
 class _Violation(BaseException):
     """The candidate broke the protocol. A BaseException, so that a test's `except Exception:`
     cannot swallow it; the verdict records it even if a bare `except:` does."""
@@ -66,7 +61,6 @@ def _make_proxy(
     calls_fd: int,
     replies_fd: int,
     plan: list[str],
-    failures: list[BaseException],
 ) -> object:
     """The function the tests call: each call crosses to the candidate's process and back
     (calls written to `calls_fd`, replies read from `replies_fd`).
@@ -75,10 +69,11 @@ def _make_proxy(
     order, known before they run: they go to the candidate as batches, one message each, and
     its replies are read as the tests make those calls. The proxy's `__boi_plan__` lets the
     tests announce calls the same way (HumanEval+'s `_plus_check_all` announces its inputs).
-    A call that is not the next planned one ends the tests with their first failure where
-    they have recorded one (as when an assert's condition raised, so that its message's planned
-    calls were not made: the verdict can no longer pass); otherwise (a test the plan misread)
-    it drops the rest of the plan, reading and throwing away its replies, and goes alone."""
+    Planned calls the tests skip (an assert whose condition raised skips its message's calls)
+    have their replies read and dropped; a call the plan does not hold (a test it misread)
+    drops the rest of the plan the same way and goes alone. Either way the candidate has been
+    sent the same batches and is sent the same calls after them: what it observes does not
+    depend on its answers."""
     names = frozenset(classes)
     calls = _wire.Channel(calls_fd, plain=True)
     replies = _wire.Channel(replies_fd, plain=True)
@@ -89,11 +84,17 @@ def _make_proxy(
         violations.append(reason[: _wire.MAX_REASON])
         return _Violation(violations[0])
 
-    def exchange(send: str | None) -> object:
-        """Send `send` (an encoded message; None: nothing) and read the next reply."""
+    def post(message: str) -> None:
+        data = message.encode("utf-8", "surrogatepass")
+        if len(data) > _wire.MAX_MESSAGE:
+            raise TypeError(f"a call of {len(data)} bytes cannot cross to the candidate")
         try:
-            if send is not None:
-                calls.send_frame(send.encode("utf-8", "surrogatepass"))
+            calls.send_frame(data)
+        except OSError:
+            raise violation("the candidate's process ended during a call") from None
+
+    def receive() -> object:
+        try:
             return replies.receive(max_containers=_wire.MAX_REPLY_CONTAINERS)
         except (EOFError, OSError):
             raise violation("the candidate's process ended during a call") from None
@@ -102,9 +103,16 @@ def _make_proxy(
                 f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
             ) from None
 
+    def send_plan_through(last: int) -> None:
+        """Send the plan's batches up to the one that holds call `last`."""
+        while position["sent"] <= last:
+            batch = _batch(planned, position["sent"])
+            post('{"batch": [' + ", ".join(batch) + "]}")
+            position["sent"] += len(batch)
+
     def drop_plan() -> None:
         for _ in range(position["sent"] - position["next"]):
-            exchange(None)
+            receive()
         planned.clear()
         position["sent"] = position["next"] = 0
 
@@ -131,22 +139,18 @@ def _make_proxy(
                 f"an argument of type {err} cannot cross to the candidate ({_wire.PLAIN_RULE}); "
                 "judge this problem with separate_candidate: false"
             ) from None
-        send: str | None = message
         index = position["next"]
-        if index < len(planned) and planned[index] == message:
-            send = None
-            if index == position["sent"]:  # the next batch of the plan
-                batch = _batch(planned, index)
-                send = '{"batch": [' + ", ".join(batch) + "]}"
-                position["sent"] += len(batch)
-            position["next"] += 1
-        elif planned:
-            if failures:
-                raise _EndTests
+        try:
+            found = planned.index(message, index)
+        except ValueError:
             drop_plan()
-        if send is not None and len(send) > _wire.MAX_MESSAGE:
-            raise TypeError(f"a call of {len(send)} bytes cannot cross to the candidate")
-        reply = exchange(send)
+            post(message)
+        else:
+            send_plan_through(found)
+            for _ in range(found - index):  # planned calls the tests did not make
+                receive()
+            position["next"] = found + 1
+        reply = receive()
         if type(reply) is not dict:
             raise violation("the candidate sent a malformed reply")
         if "error" in reply:
@@ -384,7 +388,7 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
             if isinstance(namespace.get(name), type)
         }
         proxy = _make_proxy(
-            job["entry_point"], classes, violations, calls_fd, replies_fd, compiled.plan, failures
+            job["entry_point"], classes, violations, calls_fd, replies_fd, compiled.plan
         )
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
@@ -394,8 +398,6 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
         namespace["check"](proxy)
         if failures:
             raise failures[0]
-    except _EndTests:
-        verdict = b"F" + _wire.reason(failures[0])
     except BaseException as err:
         verdict = b"F" + _wire.reason(err)
         if isinstance(err, _Violation):

@@ -72,7 +72,9 @@ class Channel:
     def __init__(self, fd: int, plain: bool = False) -> None:
         self.fd = fd
         self.plain = plain
-        self._pending = b""  # read ahead by `_receive_buffered`, not yet returned
+        # Read ahead by `_receive_buffered`: the bytes, and where the next message starts.
+        self._pending = b""
+        self._start = 0
 
     # ---- bytes ---------------------------------------------------------------------------
 
@@ -188,29 +190,29 @@ class Channel:
     def _receive_buffered(self) -> bytes:
         """The body of the next message of a plain exchange, read in chunks: one read usually
         brings a whole message, and what it brings of the messages after it (a batch's
-        replies, see `_tests_side`) is kept for the next call. A message larger than the first
-        chunk is read to its end exactly."""
-        pending = self._pending
-        while len(pending) < 4:
+        replies, see `_tests_side`) is kept for the next call, by offset (a batch of a thousand
+        small replies is not copied a thousand times). A message larger than the first chunk
+        is read to its end exactly."""
+        buffer, start = self._pending, self._start
+        while len(buffer) - start < 4:
             chunk = os.read(self.fd, 65536)
             if not chunk:
-                raise EOFError(
-                    "the other side closed the channel" + (" mid-message" if pending else "")
-                )
-            pending += chunk
-        size = _HEADER.unpack(pending[:4])[0]
+                mid = " mid-message" if len(buffer) > start else ""
+                raise EOFError("the other side closed the channel" + mid)
+            buffer, start = buffer[start:] + chunk, 0
+        size = _HEADER.unpack_from(buffer, start)[0]
         if size > MAX_MESSAGE:
             raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
-        end = 4 + size
-        if len(pending) < end:
+        end = start + 4 + size
+        if len(buffer) < end:
             try:
-                rest = self.read(end - len(pending))
+                rest = self.read(end - len(buffer))
             except EOFError:
                 raise EOFError("the other side closed the channel mid-message") from None
-            self._pending = b""
-            return pending[4:] + rest
-        self._pending = pending[end:]
-        return pending[4:end]
+            self._pending, self._start = b"", 0
+            return buffer[start + 4 :] + rest
+        self._pending, self._start = (buffer, end) if end < len(buffer) else (b"", 0)
+        return buffer[start + 4 : end]
 
 
 # --------------------------------------------------------------------------- the verdict
