@@ -78,6 +78,11 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
     )
 
 
+def detach(target: str) -> None:
+    """Unmount `target` (lazily: MNT_DETACH, as nothing in this namespace may still use it)."""
+    check(libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")
+
+
 def set_name(name: bytes) -> None:
     """The process's name in ps and top (one word per role: boi-spawner, boi-jobs, ...)."""
     buffer = ctypes.create_string_buffer(name[:15])

@@ -689,7 +689,10 @@ class Zygote:
                 done.append(path)
         except OSError as err:
             for path in reversed(done):
-                _kernel.libc.umount2(path.encode(), _kernel.MNT_DETACH)
+                try:
+                    _kernel.detach(path)
+                except OSError:
+                    pass  # an empty read-only tmpfs left over a site directory hides it, no more
             self.isolation["errors"].append(f"site directories not hidden by mounts ({err})")
             return
         self.site_mounts = done
@@ -703,7 +706,7 @@ class Zygote:
         try:
             _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
             for path in reversed(self.site_mounts):
-                _kernel.check(_kernel.libc.umount2(path.encode(), _kernel.MNT_DETACH), "umount")
+                _kernel.detach(path)
         except OSError as err:
             # The tests then import the standard library alone, as the samples do. (Said on
             # stderr: this runs in the tests process, after the worker reported its isolation.)
