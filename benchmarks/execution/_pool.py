@@ -97,7 +97,8 @@ class Isolation:
         the sandbox leaves open, said at the start of every run (docs: the sandbox's threat
         model). Direct page-cache probes and evictions are refused in every tier."""
         channels = [
-            "how long reading a standard-library or system file takes (cached or not)",
+            "how long reading a file or looking up a path takes (the page and dentry caches the "
+            "machine shares)",
             "the kernel's pipe and socket inode numbers (one counter per CPU)",
         ]
         if not self.sample_namespaces:
