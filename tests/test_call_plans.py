@@ -149,6 +149,9 @@ def test_module_code_that_runs_anything_means_no_plan():
     test = "setup = print('hi')\ndef check(candidate):\n    assert candidate(1) == 2\n"
     assert planned_args(test) == []
     assert planned_args("import math\n" + THREE) == [[1], [2], [2], [3]]
+    # A star import may rebind `abs` (to anything, a function of the tests' own included).
+    assert planned_args("from os.path import *\n" + THREE) == []
+    assert planned_args(THREE, prefix="from os.path import *\n") == []
 
 
 def test_literal_sets_are_encoded_as_the_tests_build_them():
