@@ -144,6 +144,18 @@ def test_what_may_call_anything_else_is_not_planned(statement):
     assert planned_args(test) == []
 
 
+def test_a_plan_stops_at_an_expression_too_deep_to_read():
+    # 2,000 nested unary minuses: Python compiles them, the plan's reader stops there.
+    test = (
+        "def check(candidate):\n"
+        "    assert candidate(1) == 2\n"
+        f"    assert candidate(2) == {'-' * 2000}1\n"
+        "    assert candidate(3) == 4\n"
+    )
+    compile(test, "<t>", "exec")
+    assert planned_args(test) == [[1]]
+
+
 def test_module_code_that_runs_anything_means_no_plan():
     # A call at module level runs before `check`, and could reach the candidate first.
     test = "setup = print('hi')\ndef check(candidate):\n    assert candidate(1) == 2\n"

@@ -516,8 +516,8 @@ def _call_plan(prefix: str, test: str, entry_point: str) -> list[str]:
     try:
         prefix_tree = ast.parse(prefix)
         tree = ast.parse(test)
-    except SyntaxError:
-        return []
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # the run reports it, from compiling the same text
     prefix_modules, prefix_names = _bindings(prefix_tree)
     test_modules, test_names = _bindings(tree)
     bound = prefix_names | test_names
@@ -554,7 +554,10 @@ def _call_plan(prefix: str, test: str, entry_point: str) -> list[str]:
         else:
             break
         calls: list[ast.Call] = []
-        if not all(_planned_calls(part, candidates, readable, calls) for part in parts):
+        try:
+            if not all(_planned_calls(part, candidates, readable, calls) for part in parts):
+                break
+        except RecursionError:  # an expression nested deeper than the reader goes: stop here
             break
         try:
             encoded = [
