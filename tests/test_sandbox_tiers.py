@@ -4,6 +4,7 @@ that a hostile sample cannot break the worker with."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -260,3 +261,58 @@ def test_the_tests_import_what_the_harness_has_and_the_candidate_cannot(pool):
     job = _job(problem, completion, TIMEOUT)
     [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
     assert outcome["status"] == "passed", outcome
+
+
+_INSTALLED_RUN = """
+import json, sys
+import benchmarks
+from benchmarks.execution import ExecutionConfig, WorkerPool, execute_samples
+from benchmarks.problem import Problem
+
+assert "site-packages" in benchmarks.__file__, benchmarks.__file__
+problem = Problem(
+    task_id="t/add", benchmark="test", prompt="def add(a, b):\\n", entry_point="add",
+    test="def check(candidate):\\n    assert candidate(2, 3) == 5\\n",
+)
+with WorkerPool(ExecutionConfig(workers=1)) as pool:
+    isolation = pool.isolation
+print(json.dumps({"seccomp": isolation.seccomp, "landlock": isolation.landlock,
+                  "level": isolation.level}))
+execute_samples([problem], [{"task_id": "t/add", "completion": "    return a + b\\n"}],
+                ExecutionConfig(workers=1), sys.argv[1])
+print(json.dumps([json.loads(line)["result"] for line in open(sys.argv[1])]))
+"""
+
+
+def test_an_installed_boi_keeps_every_layer(tmp_path):
+    """boi installed into a site directory (not editable), whose own files the worker hides
+    from samples: the worker loads every module of its own before hiding the site
+    directories, so no layer is lost (seccomp was: its module is loaded after Landlock's)."""
+    import shutil
+    import site
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.sandbox_helpers import EXPECTED_LEVEL
+
+    if EXPECTED_LEVEL != "full":
+        pytest.skip("no mounts in this tier: the site directories are not hidden by mounts")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    repo = Path(__file__).resolve().parents[1]
+    [packages] = venv.glob("lib/python*/site-packages")
+    # The package itself copied in, as `pip install` puts it; its dependencies from ours.
+    shutil.copytree(repo / "benchmarks", packages / "benchmarks")
+    (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n")
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", _INSTALLED_RUN, str(tmp_path / "out.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    facts, results = (json.loads(line) for line in done.stdout.split("\n")[:2])
+    assert facts["seccomp"] and facts["landlock"] and facts["level"] == "full", facts
+    assert results == ["passed"], done.stdout

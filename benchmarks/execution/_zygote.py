@@ -588,8 +588,6 @@ class Zygote:
                     # inherits the answer.
                     module.default_read_paths()
                     module.default_list_dirs()
-                    if self.isolation["filesystem"]:
-                        self._hide_site_dirs(module.site_dirs())
                 else:
                     self.isolation["errors"].append("Landlock unavailable (kernel without it)")
         if config.get("seccomp", True):
@@ -609,6 +607,10 @@ class Zygote:
         # not for assembling ~300 Landlock rules and a BPF program (4.6 ms per sample).
         try:
             if self.landlock is not None:
+                if self.isolation["filesystem"]:
+                    # Only now, with every sibling of ours loaded: an installed (not editable)
+                    # boi lives in a site directory itself.
+                    self._hide_site_dirs(self.landlock.site_dirs())
                 policy = self.landlock.default_policy(
                     (self._scratch_root(),), site_dirs_hidden=bool(self.site_mounts)
                 )
