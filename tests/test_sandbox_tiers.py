@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem
-from tests.sandbox_helpers import TIERS
+from tests.sandbox_helpers import EXPECTED_LEVEL, TIERS
+
+REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT = 2.0
 ADD = Problem(
@@ -176,6 +184,13 @@ def test_a_run_without_a_verdict_retires_the_tests_process(pool, name, problem, 
     assert judge(pool, GOOD)["status"] == "passed", name
 
 
+def _venv(path: Path) -> tuple[Path, Path]:
+    """A bare virtualenv of this Python at `path`: its interpreter and its site directory."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    [packages] = path.glob("lib/python*/site-packages")
+    return path / "bin" / "python", packages
+
+
 # A sample's view of /tmp when the harness's own Python lives there (a virtualenv made with
 # `python -m venv /tmp/...`): run by that Python, in a child process.
 _TMP_VIEW = """
@@ -203,24 +218,12 @@ for separate in (True, False):
 def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
     """A virtualenv under /tmp stays importable, and the rest of /tmp is hidden all the same:
     a sample cannot see a file the harness's user left there (nor its directory)."""
-    import shutil
-    import site
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    from tests.sandbox_helpers import EXPECTED_LEVEL
-
     if EXPECTED_LEVEL != "full":
         pytest.skip("no mount namespace in this tier: /tmp is not hidden (docs: sandbox.md)")
     if not str(tmp_path.resolve()).startswith("/tmp/"):
         pytest.skip("pytest's temporary directory is not under /tmp here")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    repo = str(Path(__file__).resolve().parents[1])
-    for packages in venv.glob("lib/python*/site-packages"):
-        (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n{repo}\n")
+    venv, packages = _venv(tmp_path / "venv")
+    (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n{REPO}\n")
     # Readable by anyone (as a user's files in /tmp often are): only the mount can hide it.
     left = Path(tempfile.mkdtemp(prefix="boi-test-left-", dir="/tmp"))
     try:
@@ -229,7 +232,7 @@ def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
         marker.write_text("private\n")
         marker.chmod(0o644)
         done = subprocess.run(
-            [str(venv / "bin" / "python"), "-c", _TMP_VIEW, str(marker), str(tmp_path / "out")],
+            [str(venv), "-c", _TMP_VIEW, str(marker), str(tmp_path / "out")],
             capture_output=True,
             text=True,
             timeout=120,
@@ -288,25 +291,14 @@ def test_an_installed_boi_keeps_every_layer(tmp_path):
     """boi installed into a site directory (not editable), whose own files the worker hides
     from samples: the worker loads every module of its own before hiding the site
     directories, so no layer is lost (seccomp was: its module is loaded after Landlock's)."""
-    import shutil
-    import site
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from tests.sandbox_helpers import EXPECTED_LEVEL
-
     if EXPECTED_LEVEL != "full":
         pytest.skip("no mounts in this tier: the site directories are not hidden by mounts")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    repo = Path(__file__).resolve().parents[1]
-    [packages] = venv.glob("lib/python*/site-packages")
+    venv, packages = _venv(tmp_path / "venv")
     # The package itself copied in, as `pip install` puts it; its dependencies from ours.
-    shutil.copytree(repo / "benchmarks", packages / "benchmarks")
+    shutil.copytree(REPO / "benchmarks", packages / "benchmarks")
     (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n")
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", _INSTALLED_RUN, str(tmp_path / "out.jsonl")],
+        [str(venv), "-c", _INSTALLED_RUN, str(tmp_path / "out.jsonl")],
         capture_output=True,
         text=True,
         timeout=120,

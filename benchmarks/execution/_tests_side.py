@@ -377,7 +377,6 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
     Returns b"P" when they held, else b"F" and the reason."""
     namespace: dict = {}
     violations: list[str] = []
-    failures: list[BaseException] = []
     verdict = b"P"
     try:
         compiled = _compiled(job["prefix"], job["test"], job["entry_point"])
@@ -393,6 +392,7 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
         namespace[job["entry_point"]] = proxy
+        failures: list[BaseException] = []
         namespace[_FAILED_NAME] = failures.append
         exec(compiled.test, namespace)
         namespace["check"](proxy)
@@ -687,7 +687,7 @@ def _planned_calls(
             if isinstance(func, ast.Name) and func.id in candidates:
                 if not certain:
                     return False
-                # Its arguments must be literals: the caller evaluates them (literal_eval).
+                # Its arguments must be literals: the caller evaluates them (`_literal`).
                 calls.append(node)
                 return True
             return (

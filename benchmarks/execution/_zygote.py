@@ -211,6 +211,17 @@ def _cover(directory: str, keep: set[str]) -> None:
         os.close(fd)
 
 
+def _hide(directory: str) -> None:
+    """Cover `directory` with an empty read-only tmpfs: nothing in it can be seen or written."""
+    _kernel.mount(
+        "boi-hidden",
+        directory,
+        "tmpfs",
+        _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
+        "size=4k,mode=0755",
+    )
+
+
 def _entries_towards(directory: str, paths: list[str]) -> set[str]:
     """The entries of `directory` on the way to those of `paths` that lie beneath it."""
     root = os.path.realpath(directory)
@@ -405,16 +416,7 @@ class Zygote:
                     # hidden all the same, and only the entries on the way to them stay.
                     _cover(path, kept)
                 else:
-                    _kernel.mount(
-                        "boi-hidden",
-                        path,
-                        "tmpfs",
-                        _kernel.MS_RDONLY
-                        | _kernel.MS_NOSUID
-                        | _kernel.MS_NODEV
-                        | _kernel.MS_NOEXEC,
-                        "size=4k,mode=0755",
-                    )
+                    _hide(path)
                 self.isolation["hidden"].append(path)
             self._mount_private_proc()
             failed = []
@@ -681,13 +683,7 @@ class Zygote:
         done: list[str] = []
         try:
             for path in site_dirs:
-                _kernel.mount(
-                    "boi-hidden",
-                    path,
-                    "tmpfs",
-                    _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
-                    "size=4k,mode=0755",
-                )
+                _hide(path)
                 done.append(path)
         except OSError as err:
             for path in reversed(done):
