@@ -18,7 +18,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,15 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
+    return digest.hexdigest()
+
+
+def prompts_sha256(prompts: Iterable[tuple[str, str]]) -> str:
+    """The digest of a dataset's prompts, `(task id, prompt)` pairs in order: two machines that
+    built the same prompts agree on it (a run records it per dataset)."""
+    digest = hashlib.sha256()
+    for task_id, prompt in prompts:
+        digest.update(json.dumps([task_id, prompt]).encode("utf-8") + b"\n")
     return digest.hexdigest()
 
 

@@ -19,6 +19,9 @@ Two kinds of job, each with `task_id` and `code` (the solution's source):
   "seconds": time spent in the calls}`.
 
 Either way a job that raises, or runs past SECONDS in all, gives `{"task_id", "error": why}`.
+SECONDS is wall-clock time, or with `clock="cpu"` the child's CPU time, which a loaded machine
+does not stretch: a loader whose results must not depend on the machine's load (MBPP's prompts)
+limits CPU time.
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[2]
+_CLOCKS = {
+    # clock name -> (interval timer, the signal it sends, how a timeout reads)
+    "wall": (signal.ITIMER_REAL, signal.SIGALRM, "s"),
+    "cpu": (signal.ITIMER_PROF, signal.SIGPROF, "s of CPU time"),
+}
 
 
 # ----------------------------------------------------------------------------- parent side
@@ -49,14 +57,18 @@ def run_jobs(
     hash_seed: str,
     *,
     seconds: float,
+    clock: str = "wall",
     memory_bytes: int = 4 << 30,
     cpu_seconds: int = 600,
 ) -> dict[str, dict[str, Any]]:
     """Run `jobs` in a child process (PYTHONHASHSEED=`hash_seed`); results by task id.
 
-    Each job may take `seconds` of wall-clock time; the child gets `memory_bytes` of address
-    space and `cpu_seconds` of CPU time in all. A job that kills the child gets an error result
-    and the child is restarted with the jobs after it."""
+    Each job may take `seconds` of wall-clock time (`clock="wall"`) or of CPU time
+    (`clock="cpu"`: the same on a loaded machine as on an idle one); the child gets
+    `memory_bytes` of address space and `cpu_seconds` of CPU time in all. A job that kills the
+    child gets an error result and the child is restarted with the jobs after it."""
+    if clock not in _CLOCKS:
+        raise ValueError(f"clock {clock!r} is not one of {sorted(_CLOCKS)}")
 
     def limit_resources() -> None:
         # Trusted data, but a slow or greedy solution must not take the machine.
@@ -80,6 +92,7 @@ def run_jobs(
                     "benchmarks.loaders._reference_runner",
                     str(write_fd),
                     str(seconds),
+                    clock,
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
@@ -113,6 +126,12 @@ def run_jobs(
 
 
 # ------------------------------------------------------------------------------ child side
+
+
+WAIT_GUARD = 20
+"""Under the CPU clock, a job is also stopped after this many times its seconds of wall time."""
+TIMED_OUT = "timed out after"
+"""How a timed-out job's error begins (a caller may retry those rather than keep them)."""
 
 
 class _CallTimeout(Exception):
@@ -152,28 +171,36 @@ def _run_inputs(job: dict, namespace: dict) -> dict:
     return {"task_id": job["task_id"], "values": values, "seconds": round(spent, 6)}
 
 
-def _run_job(job: dict, seconds: float) -> dict:
+def _run_job(job: dict, seconds: float, clock: str = "wall") -> dict:
     namespace: dict = {"__name__": "__reference__"}
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    timer, _, unit = _CLOCKS[clock]
+    signal.setitimer(timer, seconds)
+    if timer != signal.ITIMER_REAL:
+        # CPU time does not pass while a solution waits: a wall-clock guard, far above any
+        # load's stretch, keeps a waiting one from hanging the load (its timeout is not kept).
+        signal.setitimer(signal.ITIMER_REAL, seconds * WAIT_GUARD)
     try:
         return _run_inputs(job, namespace) if "inputs" in job else _run_calls(job, namespace)
     except _CallTimeout:
-        return {"task_id": job["task_id"], "error": f"timed out after {seconds:g} s"}
+        return {"task_id": job["task_id"], "error": f"{TIMED_OUT} {seconds:g} {unit}"}
     except BaseException as err:  # SystemExit and KeyboardInterrupt from the solution too
         return {"task_id": job["task_id"], "error": f"{type(err).__name__}: {err}"[:300]}
     finally:
+        signal.setitimer(timer, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def main() -> None:
     result = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     seconds = float(sys.argv[2])
+    clock = sys.argv[3] if len(sys.argv) > 3 else "wall"
     signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_alarm)
     jobs = [json.loads(line) for line in sys.stdin]
     sys.stdin = io.StringIO()
     sys.stdout = sys.stderr = io.StringIO()  # solutions' prints are not results
     for job in jobs:
-        result.write(json.dumps(_run_job(job, seconds)) + "\n")
+        result.write(json.dumps(_run_job(job, seconds, clock)) + "\n")
         result.flush()
         sys.stdout.seek(0)
         sys.stdout.truncate()
