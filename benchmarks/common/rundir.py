@@ -108,13 +108,15 @@ def claim_run_dir(
     what: str = "run",
     option: str = "--out",
     unchanged: str = "",
+    create: bool = True,
 ) -> dict[str, Any] | None:
     """Claim `out` for the run whose config hashes to `digest`.
 
     Returns the previous marker record when `out` holds this same run (resume), None when it is
     new or empty (the caller writes the marker). Refuses a directory that holds another run, or
     files that are not a run's; `unchanged` explains a different hash with no config key changed
-    (an input that is hashed into `digest`, such as a data file).
+    (an input that is hashed into `digest`, such as a data file). `create=False` asks the same
+    questions and creates nothing (a dry run says now what the run would be refused for).
     """
     # The output contract: a folder (not a file, not under one, writable), new, empty or
     # holding `marker`; anything else is refused before a byte is written.
@@ -130,7 +132,8 @@ def claim_run_dir(
                 f"{digest} now; use another {option}, or the same config to resume it."
             )
         return recorded
-    out.mkdir(parents=True, exist_ok=True)
+    if create:
+        out.mkdir(parents=True, exist_ok=True)
     return None
 
 

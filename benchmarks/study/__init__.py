@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Protocol
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import RunDir, read_marker, recorded_spelling
+from benchmarks.common.rundir import RunDir, claim_run_dir, read_marker, recorded_spelling
 from benchmarks.study.shards import Shard, parse_shard
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Study",
     "StudyOutcome",
     "StudyRun",
+    "check_claim",
     "claim_study",
     "estimate_study",
     "parse_shard",
@@ -286,15 +287,14 @@ def study_path(study: Study | type[Study]) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def claim_study(
-    study: Study, shard: Shard | None, *, record: Mapping[str, Any] | None = None
-) -> RunDir:
-    """Claim the study's directory: start, resume, or refuse (another config, another shard)."""
+def _claim_checks(study: Study, shard: Shard | None) -> tuple[Path, ClaimSpec, str]:
+    """The study's directory, claim spec and digest, once the shard it holds (if any) is this
+    one; what `claim_study` and `check_claim` share."""
     out = Path(study.config.out_dir)
     # `./runs/x`, `runs/x/` and the absolute path name one directory, and the one holding the
     # manifest is the run: its identity is hashed with out_dir as the run first spelled it.
     spec = study.claim_spec(recorded_spelling(out, study.config.out_dir))
-    recorded = read_marker(out)
+    recorded = read_marker(out) if out.is_dir() else None
     digest = spec.digest
     if recorded is not None and recorded.get("config_hash") in spec.also_accepted:
         digest = str(recorded["config_hash"])
@@ -305,6 +305,21 @@ def claim_study(
             f"{out} holds shard {was} of this run, not {now}; use another --out, or the same "
             "--shard to resume it."
         )
+    return out, spec, digest
+
+
+def check_claim(study: Study, shard: Shard | None) -> None:
+    """What `claim_study` would refuse, refused now, with nothing created or written (a dry
+    run must not approve a run its claim then refuses)."""
+    out, spec, digest = _claim_checks(study, shard)
+    claim_run_dir(out, digest, spec.config, unchanged=spec.unchanged, create=False)
+
+
+def claim_study(
+    study: Study, shard: Shard | None, *, record: Mapping[str, Any] | None = None
+) -> RunDir:
+    """Claim the study's directory: start, resume, or refuse (another config, another shard)."""
+    out, spec, digest = _claim_checks(study, shard)
     return RunDir.claim(
         out,
         spec.config,

@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 
 from benchmarks.common.errors import UserError
-from benchmarks.study import Estimate, Study, estimate_study, run_study
+from benchmarks.study import Estimate, Study, check_claim, estimate_study, run_study
 from benchmarks.study.ray import run_study_on_ray
 from benchmarks.study.shards import parse_shard
 
@@ -57,8 +57,22 @@ def add_driver_arguments(parser: argparse.ArgumentParser, *, scale_out: bool = T
 def drive(study: Study, args: argparse.Namespace, *, solo: Sequence[str] = ()) -> int:
     """Run `study` the way the driver's flags say; print its table and summary. `solo`: flags
     of the command given (by name) that work for one run directory only, refused with --ray."""
-    shard = parse_shard(args.shard) if args.shard else None
+    # `is not None`: `--shard ""` (an unset variable in a job script) is a wrong shard, not
+    # the whole run.
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    if args.ray_shards is not None:
+        if args.ray_shards < 1:
+            raise UserError(
+                f"--ray-shards is {args.ray_shards}; give at least 1, or leave it out for one "
+                "shard per GPU (or CPU)."
+            )
+        if args.ray is None:
+            raise UserError("--ray-shards says how many shards --ray makes; add --ray.")
     if args.dry_run:
+        # What the run would refuse, refused now: its inputs (`load`: models, files, datasets)
+        # and its directory (the claim), with nothing written.
+        study.load(print)
+        check_claim(study, shard)
         estimate = estimate_study(
             study, print, tokens_per_second=args.tokens_per_second, gpus=args.gpus
         )

@@ -23,7 +23,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.outputs import output_dir
 from benchmarks.common.progress import stage
-from benchmarks.common.rundir import MANIFEST, RunDir
+from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.study import Study, StudyOutcome, claim_study
 from benchmarks.study.shards import parse_shard
 
@@ -130,6 +130,14 @@ def merge_study(
     # Before anything is read or claimed: OUT equal to a shard would rewrite that shard's
     # manifest (a claim that looks like a resume) and copy its files onto themselves.
     output_dir(out, option="OUT", ours=(MANIFEST,), inputs=shard_dirs)
+    held = read_marker(Path(out))
+    if held is not None and held.get("shard"):
+        # `boi merge SHARD_0 SHARD_1` (OUT left out): shard 0 would be reported missing while
+        # it was given, and OUT would be claimed over it.
+        raise UserError(
+            f"OUT {out} is shard {held['shard']} of a run, not the merged run's directory; give "
+            "a new folder first: boi merge OUT SHARD_DIR..."
+        )
     shards = open_shards(shard_dirs)
     first = shards[0].run
     study = make_study(study_of(first), {**first.config, "out_dir": str(out)})

@@ -156,7 +156,7 @@ class RobustnessStudy:
         samples are executed. The perturbation runs (it decides the variants), the critic does
         not."""
         config = self.config
-        variants, _ = _perturb(config, None, log)
+        variants, _ = _perturb(config, None, log, self._datasets)
         functions = [v.prompt for v in variants if not v.is_stdio]
         programs = [v.prompt for v in variants if v.is_stdio]
         counts = SampleCounts()
