@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.execution import ExecutionConfig
 from benchmarks.loaders import humanevalplus as hep
+from benchmarks.loaders import load_benchmark
 from benchmarks.problem import OutputJudge, Problem, StdioTest
 from boi.analysis.leak_cases import (
     NotLiteral,
@@ -182,6 +183,151 @@ def test_what_cannot_be_read_is_counted_never_guessed():
     assert [c.args for c in hidden.cases] == [([3, 1, 2], 1), ([5, 4], 2)]
     assert [u.reason for u in hidden.unparsed] == ["the name xs", "a call outside an assert"]
     assert read_problem(problem).shown == [0, 1]
+
+
+def test_an_assert_through_a_conversion_is_a_case_and_a_self_comparison_is_not():
+    # HumanEval/33 and 37 compare through tuple(); MBPP/912 through int(). HumanEval/33's
+    # first asserts compare the candidate with the entry point itself: no expected value.
+    problem = function_problem(
+        "convert",
+        'def f(xs):\n    """Reverse.\n    >>> f([1, 2])\n    [2, 1]\n    >>> f([3])\n    3.0\n'
+        '    """\n',
+        "def check(candidate):\n"
+        "    assert tuple(candidate([1, 2])) == tuple([2, 1])\n"
+        "    assert int(candidate([3])) == 3\n"
+        "    assert tuple(sorted(candidate([5, 4]))) == (4, 5)\n"
+        "    assert tuple(candidate([7, 8])) == tuple(f([7, 8]))\n",
+        "    return xs[::-1]\n",
+    )
+    hidden = read_hidden(problem)
+    assert [(c.args, c.expected, c.judge.describe()) for c in hidden.cases] == [
+        (([1, 2],), (2, 1), "eq after tuple()"),
+        (([3],), 3, "eq after int()"),
+        (([5, 4],), (4, 5), "eq after sorted(), tuple()"),
+    ]
+    assert [u.reason for u in hidden.unparsed] == [
+        "compares the candidate's result with another call of the function under test: no "
+        "expected value"
+    ]
+    # The shown list [2, 1] passes tuple(...) == (2, 1); 3.0 passes int(...) == 3.
+    assert hidden.cases[0].judge.accepts([2, 1], (2, 1))
+    assert not hidden.cases[0].judge.accepts([1, 2], (2, 1))
+    assert not hidden.cases[1].judge.accepts("x", 3)  # int("x") raises: the test fails
+    assert read_problem(problem).shown == [0, 1]
+
+
+def function_case(problem: Problem) -> list[tuple[tuple, object]]:
+    return [(c.args, c.expected) for c in read_examples(problem).cases]
+
+
+def test_examples_in_the_other_forms_prompts_use():
+    # HumanEval/80: unquoted words where every test passes a string.
+    happy = function_problem(
+        "happy",
+        'def f(s):\n    """Happy?\n    For example:\n    f(a) => False\n    f(abcd) => True\n'
+        '    """\n',
+        'def check(candidate):\n    assert candidate("a") == False\n'
+        '    assert candidate("abcd") == True\n',
+        "    return len(s) > 2\n",
+    )
+    assert function_case(happy) == [(("a",), False), (("abcd",), True)]
+    assert read_problem(happy).shown == [0, 1]
+    # ... but not where the tests pass something else: `ys` stays a name.
+    listy = function_problem(
+        "listy",
+        'def f(xs):\n    """Sum.\n    For example:\n    f(ys) => 3\n    """\n',
+        "def check(candidate):\n    assert candidate([1, 2]) == 3\n",
+        "    return sum(xs)\n",
+    )
+    assert [u.reason for u in read_examples(listy).unparsed] == ["the name ys"]
+    # HumanEval/81 and 149: the function to write under another name, when no example calls
+    # it by its own and the prompt does not define the other name.
+    renamed = function_problem(
+        "renamed",
+        'def f(xs):\n    """Sort.\n    Example:\n    assert g([2, 1]) => [1, 2]\n    """\n',
+        "def check(candidate):\n    assert candidate([2, 1]) == [1, 2]\n",
+        "    return sorted(xs)\n",
+    )
+    assert function_case(renamed) == [(([2, 1],), [1, 2])]
+    assert read_problem(renamed).notes == [
+        "the examples call g(), read as the entry point f() (no example calls it by its name)"
+    ]
+    helper = function_problem(
+        "helper",
+        'def g(xs):\n    return xs\n\n\ndef f(xs):\n    """Sort.\n    Example:\n'
+        '    g([2, 1]) => [2, 1]\n    """\n',
+        "def check(candidate):\n    assert candidate([2, 1]) == [1, 2]\n",
+        "    return sorted(xs)\n",
+    )
+    assert function_case(helper) == []
+    # HumanEval/115: `Input:` with every parameter named, one under another name, in order.
+    fill = function_problem(
+        "fill",
+        'def f(grid, capacity):\n    """Fill.\n    Example 1:\n        Input: \n'
+        "            grid : [[0,1], [1,1]]\n            bucket_capacity : 2\n"
+        '        Output: 2\n    """\n',
+        "def check(candidate):\n    assert candidate([[0, 1], [1, 1]], 2) == 2\n",
+        "    return 2\n",
+    )
+    assert function_case(fill) == [(([[0, 1], [1, 1]], 2), 2)]
+    # HumanEval/105 and 160: assignments of the arguments, then the result in the paragraph.
+    algebra = function_problem(
+        "algebra",
+        'def f(operator, operand):\n    """Evaluate.\n\n    Example:\n'
+        "    operator['+', '*']\n    array = [2, 3, 4]\n    result = 2 + 3 * 4\n"
+        "    => result = 14\n\n"
+        "      arr = [5]\n      return [5]\n\n"
+        "    If the list is empty, return an empty list:\n"
+        "    operator = []\n    operand = [1]\n    return = 1\n"
+        "    operator = ['-']\n\n    Note: the answer is an int.\n"
+        '    """\n',
+        "def check(candidate):\n    assert candidate(['+', '*'], [2, 3, 4]) == 14\n"
+        "    assert candidate([], [1]) == 1\n",
+        "    return 14\n",
+    )
+    assert function_case(algebra) == [((["+", "*"], [2, 3, 4]), 14), (([], [1]), 1)]
+    # HumanEval/158: a quote typed twice; MBPP/653: a printed defaultdict.
+    quoted = function_problem(
+        "quoted",
+        'def f(words):\n    """Longest.\n    f(["aa", "b"]) == ""aa"\n    """\n',
+        'def check(candidate):\n    assert candidate(["aa", "b"]) == "aa"\n',
+        "    return max(words, key=len)\n",
+    )
+    assert function_case(quoted) == [((["aa", "b"],), "aa")]
+    grouped = function_problem(
+        "grouped",
+        'def f(pairs):\n    """Group.\n    >>> f([("a", 1)])\n'
+        "    defaultdict(<class 'list'>, {'a': [1]})\n    \"\"\"\n",
+        "def check(candidate):\n    assert candidate([('a', 1)]) == {'a': [1]}\n",
+        "    return {'a': [1]}\n",
+    )
+    assert function_case(grouped) == [(([("a", 1)],), {"a": [1]})]
+
+
+def test_humaneval_counts_every_test_its_prompts_show():
+    """The figures docs/results.md states, checked by hand: 343 of HumanEval's 1,124 parsed
+    hidden tests are shown in 129 problems; the nine problems an independent count found
+    missing (issue 44) show these tests."""
+    problems = load_benchmark("humaneval").problems
+    audits = {p.task_id: read_problem(p) for p in problems}
+    assert sum(len(a.hidden) for a in audits.values()) == 1124
+    assert sum(len(a.shown) for a in audits.values()) == 343
+    assert sum(bool(a.shown) for a in audits.values()) == 129
+    shown = {
+        int(task.split("/")[1]): [a.hidden[i].source for i in a.shown] for task, a in audits.items()
+    }
+    assert shown[33] == ["tuple(candidate([5, 6, 3, 4, 8, 9, 2])) == tuple([2, 6, 3, 4, 8, 9, 5])"]
+    assert shown[37] == ["tuple(candidate([1, 2, 3])) == tuple([1, 2, 3])"]
+    assert len(shown[80]) == 6 and len(shown[105]) == 3 and len(shown[115]) == 3
+    assert shown[81] == ["candidate([4.0, 3, 1.7, 2, 3.5]) == ['A+', 'B', 'C-', 'C', 'A-']"]
+    assert shown[149] == ["candidate(['aa', 'a', 'aaa']) == ['aa']"]
+    assert "candidate(['aaaaaaa', 'bb', 'cc']) == 'aaaaaaa'" in shown[158]
+    assert shown[160] == ["candidate(['+', '*', '-'], [2, 3, 4, 5]) == 9"]
+    # What stays unparsed, each with its reason: loops over random inputs, a variable, and
+    # HumanEval/33's comparisons of the candidate with itself.
+    unparsed = {t: [u.reason for u in a.hidden_unparsed] for t, a in audits.items()}
+    assert sum(len(r) for r in unparsed.values()) == 9
+    assert len([r for r in unparsed["HumanEval/33"] if "another call" in r]) == 3
 
 
 def test_humanevalplus_tests_are_read_from_their_packed_data():

@@ -8,12 +8,15 @@
 Hidden tests (`read_hidden`):
 
 - HumanEval's shape, `def check(candidate)` with asserts: `candidate(ARGS) == V` (either
-  side), `candidate(ARGS) is V`, `candidate(ARGS)` / `not candidate(ARGS)` (truthy / falsy),
+  side), `candidate(ARGS) is V`, either through built-in conversions of the result
+  (`tuple(candidate(ARGS)) == tuple(V)`, `int(candidate(ARGS)) == V`: `CONVERSIONS`),
+  `candidate(ARGS)` / `not candidate(ARGS)` (truthy / falsy),
   `abs(candidate(ARGS) - V) < TOL` (or `<=`, either operand order) and
   `math.isclose(candidate(ARGS), V, rel_tol=..., abs_tol=...)`. ARGS and V must be literals
   (`literal`: Python literals plus arithmetic on numbers, `float('inf')`, `set()`, ...). Any
-  other call of the candidate (a loop over random inputs, a helper compared with the result, an
-  assert of another form) is one unparsed case per statement.
+  other call of the candidate (a loop over random inputs, a helper compared with the result, the
+  candidate compared with the entry point itself, an assert of another form) is one unparsed
+  case per statement, with the reason.
 - HumanEval+'s (`benchmarks.loaders.humanevalplus`): the inputs and expected outputs its
   check walks (`_PLUS_DATA`, or `_PLUS_INPUTS` / `_PLUS_EXPECTED`), compared as evalplus does (`_plus_check._plus_matches`, with the
   problem's atol); an oracle-judged problem (`find_zero`) is unparsed.
@@ -25,13 +28,23 @@ Examples (`read_examples`), inside the prompt's `examples` block (`perturb.block
 - doctest: `>>> f(ARGS)` and the output lines after it (none: `None`), or `>>> f(ARGS) == V`;
 - a call of the entry point followed by `==>`, `=>`, `->`, `➞`, `==`, `=`, `:`, `returns`,
   `should return`, `# returns`, ... and a literal (`true`/`false`/`none` count as Python's;
-  a worked computation `... = 8` gives its last member; a note after the literal is ignored);
+  a worked computation `... = 8` gives its last member; a note after the literal is ignored;
+  a quoted word with one quote typed twice, `""abc"`, is that word; a printed defaultdict is
+  its dict);
 - `Input: ...` / `Output: ...` pairs (arguments positional or named, `name : value` lines);
 - `For x = V, y = W the output should be Z`;
+- lines assigning every argument (`arr = [1, 2]`, `grid : [[0]]`, `operator['+']`), then, in
+  the same paragraph, the result (`return X`, `result = X`, `=> result = X`);
+- where no example calls the entry point, calls of one other name that neither Python nor the
+  prompt defines (the function to write, misnamed: HumanEval/81, 149), with a note;
 - statements (stdin/stdout): the blocks under `Input` and `Output` headers, in pairs.
 
 Named arguments are mapped to positions through the prompt's signature, and literal defaults
 are filled in, so `f(x)` and `f(x, 2)` are one case when the second parameter defaults to 2.
+Names given for every parameter in order, some not the parameters' own (`bucket_capacity` for
+`capacity`), are taken by position. An unquoted word in an example (`is_happy(abcd)`) is the
+string it spells where every hidden test passes a string in that position
+(`Signature.knowing`): the tests say only how to read an example's input, never its output.
 Inputs are compared with lists and tuples alike (`input_key`): evalplus feeds JSON lists where
 the prompt shows tuples.
 """
@@ -40,6 +53,8 @@ from __future__ import annotations
 
 import ast
 import base64
+import builtins
+import dataclasses
 import json
 import math
 import re
@@ -173,13 +188,25 @@ def _builtin_call(name: str, args: list[Any]) -> Any:
         return {"set": set, "frozenset": frozenset, "tuple": tuple, "list": list}[name](*args)
     if name == "dict" and not args:
         return {}
-    if name in ("Counter", "OrderedDict") and len(args) == 1 and type(args[0]) is dict:
+    if (
+        name in ("Counter", "OrderedDict", "defaultdict")
+        and len(args) == 1
+        and type(args[0]) is dict
+    ):
         return args[0]  # as the repr of a result shows it; equal to the dict it holds
     raise NotLiteral(f"a call of {name}()")
 
 
+# The repr of a defaultdict names its factory as `<class 'list'>`, which is no expression.
+_DEFAULTDICT_REPR = re.compile(r"\bdefaultdict\(\s*<(?:class|function) '[\w.<>]+'>\s*,\s*")
+
+
 def parse_literal(text: str, *, loose: bool = False) -> Any:
-    """`literal` of an expression's source text (comments allowed); raises NotLiteral."""
+    """`literal` of an expression's source text (comments allowed); raises NotLiteral.
+    `loose` also reads a printed defaultdict, `defaultdict(<class 'list'>, {...})`, as its
+    dict (what a doctest shows of one)."""
+    if loose:
+        text = _DEFAULTDICT_REPR.sub("defaultdict(", text)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes in prompts' strings
@@ -226,6 +253,8 @@ class Judge:
     kind: `eq` (==), `is`, `truthy` / `falsy` (bare `assert candidate(...)` / `not ...`),
     `abs` (|value - expected| < tol, `<=` when not `strict`), `isclose` (math.isclose with
     rel_tol / abs_tol), `plus` (evalplus's rule with atol), `tokens` (the contest judge).
+    `convert`: the built-ins the test applies to the candidate's result before comparing,
+    innermost first (`tuple(candidate(x)) == (1, 2)` is `eq` after `tuple`).
     """
 
     kind: str
@@ -233,10 +262,13 @@ class Judge:
     rel_tol: float = 0.0
     strict: bool = True
     output_judge: Mapping[str, Any] = field(default_factory=dict)
+    convert: tuple[str, ...] = ()
 
     def accepts(self, value: Any, expected: Any) -> bool:
         """Whether the tests pass `value` where they expect `expected` (never raises)."""
         try:
+            for name in self.convert:
+                value = CONVERSIONS[name](value)
             return bool(self._accepts(value, expected))
         except Exception:  # a comparison the value does not support fails, as in the test
             return False
@@ -272,12 +304,32 @@ class Judge:
 
     def describe(self) -> str:
         if self.kind == "abs":
-            return f"|value - expected| {'<' if self.strict else '<='} {self.tol:g}"
-        if self.kind == "isclose":
-            return f"isclose(rel_tol={self.rel_tol:g}, abs_tol={self.tol:g})"
-        if self.kind == "plus":
-            return f"evalplus (atol {self.tol:g})"
-        return self.kind
+            text = f"|value - expected| {'<' if self.strict else '<='} {self.tol:g}"
+        elif self.kind == "isclose":
+            text = f"isclose(rel_tol={self.rel_tol:g}, abs_tol={self.tol:g})"
+        elif self.kind == "plus":
+            text = f"evalplus (atol {self.tol:g})"
+        else:
+            text = self.kind
+        return f"{text} after {', '.join(f'{n}()' for n in self.convert)}" if self.convert else text
+
+
+# The built-ins a test may apply to the candidate's result before comparing it: pure functions
+# of one value, applied to the shown output the same way (`tuple(candidate(x)) == tuple(...)`).
+CONVERSIONS: Mapping[str, Callable[[Any], Any]] = {
+    "tuple": tuple,
+    "list": list,
+    "set": set,
+    "frozenset": frozenset,
+    "sorted": sorted,
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "abs": abs,
+    "round": round,
+    "len": len,
+}
 
 
 EQ = Judge("eq")
@@ -320,12 +372,27 @@ def _clip(text: str, limit: int = 240) -> str:
 
 @dataclass(frozen=True)
 class Signature:
-    """The entry point's parameters, to put named arguments in place and fill defaults."""
+    """The entry point's parameters, to put named arguments in place and fill defaults.
+
+    `text_positions`: the argument positions where every hidden test passes a string; an
+    example's bare word there (`is_happy(abcd) => True`) is read as that string (`knowing`)."""
 
     params: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     varargs: bool = False
     known: bool = False
+    text_positions: frozenset[int] = frozenset()
+
+    def knowing(self, cases: Sequence[Case]) -> Signature:
+        """This signature with the positions where every one of `cases` that reaches them
+        passes a string (at least one does): only the hidden tests say what type an unquoted
+        word of an example stands for; they never decide an example's output."""
+        positions = set()
+        for index in range(max((len(c.args) for c in cases), default=0)):
+            values = [c.args[index] for c in cases if len(c.args) > index]
+            if values and all(type(v) is str for v in values):
+                positions.add(index)
+        return dataclasses.replace(self, text_positions=frozenset(positions))
 
     @classmethod
     def of(cls, problem: Problem) -> Signature:
@@ -356,16 +423,42 @@ class Signature:
 
     def place(self, call: ast.Call, *, loose: bool = False) -> tuple[Any, ...]:
         """The call's arguments as positional values, named ones placed and literal defaults
-        filled in; raises NotLiteral when that cannot be done."""
+        filled in; raises NotLiteral when that cannot be done. `loose` (an example's text,
+        not code): true/false/none, a bare word at a `text_positions` position as a string,
+        and names given for every parameter in order that are not all the parameters' own
+        (`grid : ..., bucket_capacity : 1` for `max_fill(grid, capacity)`) taken by position."""
         if any(isinstance(a, ast.Starred) for a in call.args):
             raise NotLiteral("a *argument")
-        positional = [literal(a, loose=loose) for a in call.args]
+        if any(k.arg is None for k in call.keywords):
+            raise NotLiteral("a **argument")
+        names = [str(k.arg) for k in call.keywords]
+        by_position = (
+            loose
+            and self.known
+            and not call.args
+            and len(names) == len(self.params)
+            and len(set(names)) == len(names)
+            and any(n not in self.params for n in names)
+            and all(n == p or n not in self.params for n, p in zip(names, self.params, strict=True))
+        )
+        if by_position:
+            return tuple(self._value(k.value, i, loose) for i, k in enumerate(call.keywords))
+        positional = [self._value(a, i, loose) for i, a in enumerate(call.args)]
         named: dict[str, Any] = {}
         for keyword in call.keywords:
-            if keyword.arg is None:
-                raise NotLiteral("a **argument")
-            named[keyword.arg] = literal(keyword.value, loose=loose)
+            index = self.params.index(keyword.arg) if keyword.arg in self.params else -1
+            named[str(keyword.arg)] = self._value(keyword.value, index, loose)
         return self.complete(positional, named)
+
+    def _value(self, node: ast.expr, index: int, loose: bool) -> Any:
+        if (
+            loose
+            and index in self.text_positions
+            and isinstance(node, ast.Name)
+            and node.id not in ("True", "False", "None")
+        ):
+            return node.id
+        return literal(node, loose=loose)
 
     def complete(self, positional: Sequence[Any], named: Mapping[str, Any] = {}) -> tuple[Any, ...]:
         """Positional values with `named` placed and trailing literal defaults filled in."""
@@ -495,6 +588,25 @@ def _call_args(node: ast.AST, names: set[str], signature: Signature) -> tuple[An
     return signature.place(node)
 
 
+def _unwrap(node: ast.AST, names: set[str]) -> tuple[ast.AST, tuple[str, ...]]:
+    """(the candidate's call, the conversions applied to its result, innermost first) of
+    `tuple(sorted(candidate(x)))`; `node` and () when it is no such chain."""
+    chain: list[str] = []
+    inner = node
+    while (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id in CONVERSIONS
+        and len(inner.args) == 1
+        and not inner.keywords
+    ):
+        chain.append(inner.func.id)
+        inner = inner.args[0]
+    if chain and _is_candidate_call(inner, names):
+        return inner, tuple(reversed(chain))
+    return node, ()
+
+
 def _assert_case(test: ast.expr, names: set[str], signature: Signature, source: str) -> Case:
     """One assert as a case; raises NotLiteral when it has none of the known forms."""
     if _is_candidate_call(test, names):
@@ -504,8 +616,17 @@ def _assert_case(test: ast.expr, names: set[str], signature: Signature, source: 
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, right, op = test.left, test.comparators[0], test.ops[0]
         if isinstance(op, ast.Eq | ast.Is):
-            call, other = (left, right) if _is_candidate_call(left, names) else (right, left)
-            judge = EQ if isinstance(op, ast.Eq) else Judge("is")
+            if _candidate_calls(left, names) and _candidate_calls(right, names):
+                # HumanEval/33's `tuple(candidate(x)) == tuple(sort_third(x))`: the entry
+                # point is the function under test, so the assert holds for any answer.
+                raise NotLiteral(
+                    "compares the candidate's result with another call of the function under "
+                    "test: no expected value"
+                )
+            side = left if _candidate_calls(left, names) else right
+            other = right if side is left else left
+            call, convert = _unwrap(side, names)
+            judge = Judge("eq" if isinstance(op, ast.Eq) else "is", convert=convert)
             return Case(_call_args(call, names, signature), literal(other), judge, source)
         if isinstance(op, ast.Lt | ast.LtE) and _is_abs_of_difference(left):
             assert isinstance(left, ast.Call) and isinstance(left.args[0], ast.BinOp)
@@ -642,6 +763,7 @@ class Examples:
 
     cases: list[Case] = field(default_factory=list)
     unparsed: list[Unparsed] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 _DOCTEST = re.compile(r"^[ \t]*>>>[ \t]?(.*)$")
@@ -668,6 +790,16 @@ _FOR_ARGS = re.compile(
     re.IGNORECASE,
 )
 _NAME_COLON = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*:[ \t]*", re.M)
+# `arr = [1, 2]`, `grid : [[0, 1]]`, `operator['+', '*']` (a name, then its value).
+_ASSIGNMENT = re.compile(
+    r"^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?:(?:=(?!=)|:)[ \t]*|(?=[\[({]))(?P<value>\S.*?)[ \t]*$"
+)
+_RESULT_WORDS = {"return", "returns", "result", "output", "answer", "expected"}
+_RESULT_LINE = re.compile(
+    r"^[ \t]*(?:(?:=+>|-+>|➞|→|⇒)[ \t]*)?(?:return|returns|result|output|answer)\b[ \t]*"
+    r"(?:(?:=(?!=)|:|is|should[ \t]+be)[ \t]*)?(?P<value>\S.*)$",
+    re.IGNORECASE,
+)
 _HEADER = re.compile(r"^[ \t]*(Input|Output)[ \t]*:?[ \t]*$", re.IGNORECASE)
 _NOTE_START = re.compile(r"\A\s*(?:$|[A-Za-z(#,;]|\.\s|\.$)")
 
@@ -679,21 +811,54 @@ def read_examples(problem: Problem, signature: Signature | None = None) -> Examp
         return Examples()
     if problem.is_stdio:
         return _statement_examples(block.text, problem)
-    signature = signature or Signature.of(problem)
-    reader = _ExampleReader(block.text, problem.entry_point or "", signature)
+    if signature is None:
+        signature = Signature.of(problem)
+        signature = signature.knowing(read_hidden(problem, signature).cases)
+    reader = _ExampleReader(
+        block.text, problem.entry_point or "", signature, _prompt_names(problem)
+    )
     found = reader.read()
     if not found.cases and not found.unparsed and block.text.strip():
         found.unparsed.append(Unparsed(block.text, "no example found in the examples block"))
     return found
 
 
-class _ExampleReader:
-    """Reads one function prompt's examples block; `used` marks the characters already read."""
+def _prompt_names(problem: Problem) -> frozenset[str]:
+    """The names an example may call that are not the function to write: the built-ins and
+    what the prompt defines, imports or assigns (HumanEval/10's `is_palindrome`)."""
+    names = set(dir(builtins))
+    try:
+        module = _parse_prompt(problem.prompt)
+    except SplitError:
+        return frozenset(names)
+    for node in ast.walk(module):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return frozenset(names - {problem.entry_point or ""})
 
-    def __init__(self, text: str, entry_point: str, signature: Signature) -> None:
+
+class _ExampleReader:
+    """Reads one function prompt's examples block; `used` marks the characters already read.
+    `names`: what a call must be named to be an example (the entry point; another name when
+    the examples call the function to write by a wrong name, `_renamed`); `defined`: names
+    that are something else (built-ins, what the prompt defines)."""
+
+    def __init__(
+        self,
+        text: str,
+        entry_point: str,
+        signature: Signature,
+        defined: frozenset[str] = frozenset(),
+    ) -> None:
         self.text = text
         self.entry = entry_point
+        self.names = {entry_point}
         self.signature = signature
+        self.defined = defined
         self.used = [False] * len(text)
         self.found = Examples()
 
@@ -701,7 +866,10 @@ class _ExampleReader:
         self._doctests()
         self._input_output()
         self._for_args()
-        self._inline()
+        self._assignments()
+        self._inline(self.entry)
+        if not self.found.cases and not self.found.unparsed:
+            self._renamed()
         self._other_calls()
         return self.found
 
@@ -731,7 +899,7 @@ class _ExampleReader:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id == self.entry
+            and node.func.id in self.names
         ):
             return node
         return None
@@ -864,12 +1032,90 @@ class _ExampleReader:
             except NotLiteral as err:
                 self._skip(shown, str(err))
 
+    # -- "arr = [1, 2]" ... "return [2, 1]": the arguments as assignments, then the result
+
+    def _assignments(self) -> None:
+        """Lines assigning every parameter (`name = value`, `name : value`, `name [...]`; in
+        order, under the parameters' names or, for all of them, other names), then, in the
+        same paragraph, a line stating the result (`return X`, `result = X`, `=> result = X`).
+        Assignments with no result after them are prose, not examples."""
+        if not self.signature.known or not self.signature.params:
+            return
+        lines = self.text.splitlines(keepends=True)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        i = 0
+        while i < len(lines):
+            group: list[tuple[str, str]] = []
+            j = i
+            while j < len(lines) and len(group) < len(self.signature.params):
+                found = self._assignment(lines[j], starts[j])
+                if found is None:
+                    break
+                group.append(found)
+                j += 1
+            end = None
+            if len(group) == len(self.signature.params):
+                end = self._assignment_result(group, lines, starts, i, j)
+            i = i + 1 if end is None else end
+
+    def _assignment_result(
+        self,
+        group: Sequence[tuple[str, str]],
+        lines: Sequence[str],
+        starts: Sequence[int],
+        first: int,
+        after: int,
+    ) -> int | None:
+        """Read the result of the assignments `lines[first:after]` (`group`); the index of
+        the line after it, or None when the paragraph states none."""
+        for k in range(after, len(lines)):
+            line = lines[k].rstrip("\n")
+            if not line.strip():
+                return None
+            following = self._assignment(lines[k], starts[k])
+            if following is not None and following[0] == group[0][0]:
+                return None  # the next example's arguments
+            result = _RESULT_LINE.match(line)
+            if not result or not self._free(starts[k], starts[k + 1]):
+                continue
+            stated = result.group("value").strip()
+            shown = ", ".join(f"{n} = {v.strip()}" for n, v in group) + f" -> {stated}"
+            try:
+                value, _ = _output_value(stated)
+            except NotLiteral:
+                continue  # `return an empty array:` is prose
+            self._mark(starts[first], starts[k + 1])
+            call = self._call(f"{self.entry}({', '.join(f'{n}=({v})' for n, v in group)})")
+            try:
+                if call is None:
+                    raise NotLiteral("the arguments do not parse")
+                self._add(self.signature.place(call, loose=True), value, shown)
+            except NotLiteral as err:
+                self._skip(shown, str(err))
+            return k + 1
+        return None
+
+    def _assignment(self, line: str, start: int) -> tuple[str, str] | None:
+        """(name, value source) of a line assigning a literal to a name that is not a result
+        word; None for any other line or one already read."""
+        match = _ASSIGNMENT.match(line.rstrip("\n"))
+        if (
+            not match
+            or match.group("name").lower() in _RESULT_WORDS
+            or not self._free(start, start + len(line))
+            or not _is_literal(match.group("value"))
+        ):
+            return None
+        return match.group("name"), match.group("value")
+
     # -- calls of the entry point anywhere in the text
 
-    def _inline(self) -> None:
-        if not self.entry:
+    def _inline(self, name: str) -> None:
+        if not name:
             return
-        pattern = re.compile(rf"(?<![\w.]){re.escape(self.entry)}[ \t]*\(")
+        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}[ \t]*\(")
         position = 0
         while match := pattern.search(self.text, position):
             position = match.end()
@@ -934,6 +1180,31 @@ class _ExampleReader:
         if text is self.text:
             self._mark(start, read_end)
         return read_end
+
+    # -- the function to write, called by another name
+
+    def _renamed(self) -> None:
+        """Where no example calls the entry point, examples that all call one other name,
+        which neither Python nor the prompt defines (HumanEval/81 shows `grade_equation`
+        for `numerical_letter_grade`), are read as calls of the entry point, with a note."""
+        if not self.entry:
+            return
+        called = set()
+        for match in _OTHER_CALL.finditer(self.text):
+            closing = _closing(self.text, match.end() - 1)
+            if closing is not None and _SEPARATOR.match(self.text, closing + 1):
+                called.add(match.group(1))
+        if len(called) != 1 or called & (self.defined | {self.entry}):
+            return
+        (name,) = called
+        self.names.add(name)
+        before = len(self.found.cases)
+        self._inline(name)
+        if len(self.found.cases) > before:
+            self.found.notes.append(
+                f"the examples call {name}(), read as the entry point {self.entry}() (no "
+                "example calls it by its name)"
+            )
 
     # -- example-like calls of another function
 
@@ -1034,6 +1305,8 @@ def _split_top(text: str, separator: str) -> list[str]:
 
 
 _WORKED = re.compile(r"(?<![=!<>])=(?!=)")
+# A quoted word with one of its quotes typed twice (HumanEval/158's `""aaaaaaa"`).
+_DOUBLED_QUOTE = re.compile(r"""\A(["'])(?:\1([^"'\\\n]*)\1|([^"'\\\n]*)\1\1)\Z""")
 
 
 def _output_value(text: str, *, allow_note: bool = True) -> tuple[Any, int]:
@@ -1056,6 +1329,10 @@ def _output_value(text: str, *, allow_note: bool = True) -> tuple[Any, int]:
             return parse_literal(last, loose=True), len(stripped)
         except NotLiteral:
             pass
+    requoted = _DOUBLED_QUOTE.match(stripped)
+    if requoted:
+        word = requoted.group(2) if requoted.group(2) is not None else requoted.group(3)
+        return word, len(stripped)
     if allow_note:
         cuts = [i for i, char in enumerate(stripped) if char in " \t(#,;"]
         for cut in reversed(cuts):

@@ -246,7 +246,13 @@ def read_problem(problem: Problem) -> ProblemLeaks:
             notes.append(f"the prompt could not be split into blocks ({err}): no examples read")
     signature = Signature.of(problem)
     hidden = read_hidden(problem, signature)
-    examples = read_examples(problem, signature) if problem.blocks is not None else None
+    examples = (
+        read_examples(problem, signature.knowing(hidden.cases))
+        if problem.blocks is not None
+        else None
+    )
+    if examples:
+        notes += examples.notes
     audit = ProblemLeaks(
         dataset=problem.benchmark,
         task_id=problem.task_id,
