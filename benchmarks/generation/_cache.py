@@ -226,7 +226,13 @@ def generate_samples(
     empty: list[tuple[str, int]] = []
     read_by_hash = {
         prompt_hash: [
-            read_completion_reply(text, unique[prompt_hash], chat=decoding.chat, stop=decoding.stop)
+            read_completion_reply(
+                text,
+                unique[prompt_hash],
+                chat=decoding.chat,
+                stop=decoding.generation_stop,
+                helpers=decoding.keep_helpers,
+            )
             for text in texts
         ]
         for prompt_hash, texts in raw_by_hash.items()

@@ -12,6 +12,13 @@ from benchmarks.common.errors import UserError
 # function, class, main guard, top-level print or comment) ends the completion.
 HUMANEVAL_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#")
 
+# What `keep_helpers` takes out of the stop set: the starts of a column-0 statement a completed
+# function may need when it is called (a helper function or class, a decorator before one) and
+# column-0 comments, because a model announces its helper with one ("# Helper function to
+# ...") as often as its examples. A main guard, a top-level print (and anything else in
+# `stop`) define nothing the function can call, so generation still ends there.
+HELPER_STARTS = ("\ndef ", "\nclass ", "\nasync def ", "\n@", "\n#")
+
 DEFAULT_CHAT_INSTRUCTION = (
     "Complete the following Python function. Reply with the whole function, including its "
     "signature, in one ```python code block."
@@ -64,6 +71,14 @@ class DecodingConfig:
         default=DEFAULT_CHAT_INSTRUCTION,
         metadata={"help": "text put before the prompt in the chat message (chat only)"},
     )
+    keep_helpers: bool = field(
+        default=False,
+        metadata={
+            "help": "completion mode: generate past a new top-level def, class or comment and "
+            "keep the helpers, constants and imports the completed function calls, read as "
+            "chat replies are (false: HumanEval's convention, the completion ends there)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -93,6 +108,11 @@ class DecodingConfig:
                 raise UserError(
                     f"decoding stop sequences must be non-empty strings (got {stop!r}); remove it."
                 )
+        if self.chat and self.keep_helpers:
+            raise UserError(
+                "decoding keep_helpers is for completion mode (chat: false): a chat reply "
+                "keeps the helpers its function calls already; remove keep_helpers."
+            )
         if self.chat and not self.chat_instruction.strip():
             raise UserError("decoding chat_instruction is empty; say what the model should do.")
 
@@ -100,11 +120,20 @@ class DecodingConfig:
     def greedy(self) -> bool:
         return self.temperature == 0
 
+    @property
+    def generation_stop(self) -> tuple[str, ...]:
+        """The stop sequences generation ends at: `stop`, less the starts of a helper
+        (`HELPER_STARTS`) when `keep_helpers` reads the helpers after the function."""
+        if not self.keep_helpers:
+            return self.stop
+        return tuple(s for s in self.stop if s not in HELPER_STARTS)
+
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes a sample's text (all but `n`), normalised so that settings
         that cannot differ in output share a key: top_p is irrelevant when greedy, the chat
-        instruction when not chatting."""
-        return {
+        instruction when not chatting. `keep_helpers` enters only when set, so the keys of
+        every cache written before it existed still hold."""
+        fields = {
             "temperature": float(self.temperature),
             "top_p": None if self.greedy else float(self.top_p),
             "max_new_tokens": self.max_new_tokens,
@@ -113,6 +142,9 @@ class DecodingConfig:
             "chat": self.chat,
             "chat_instruction": self.chat_instruction if self.chat else None,
         }
+        if self.keep_helpers:
+            fields["keep_helpers"] = True
+        return fields
 
     def to_json(self) -> dict[str, Any]:
         return {

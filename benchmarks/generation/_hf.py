@@ -273,7 +273,7 @@ class HFBackend(BackendBase):
         live = list(range(len(prompts)))  # the prompt of each batch row still generating
         cache = None
         budget = decoding.max_new_tokens
-        stop = decoding.stop if not decoding.chat else ()
+        stop = decoding.generation_stop if not decoding.chat else ()
         config = GenerationConfig(
             do_sample=False,
             num_beams=1,

@@ -282,8 +282,8 @@ class OpenAIBackend(BackendBase):
             body["messages"] = [{"role": "user", "content": chat_message(request.prompt, decoding)}]
             return "/chat/completions", body
         body["prompt"] = request.prompt
-        if self.options.server_stop and decoding.stop:
-            body["stop"] = list(decoding.stop)
+        if self.options.server_stop and decoding.generation_stop:
+            body["stop"] = list(decoding.generation_stop)
         return "/completions", body
 
     def complete_many(

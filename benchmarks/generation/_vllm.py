@@ -84,8 +84,8 @@ def sampling_arguments(request: Request, decoding: DecodingConfig) -> dict[str, 
     }
     if not decoding.greedy:
         arguments["top_p"] = float(decoding.top_p)
-    if decoding.stop and not decoding.chat:
-        arguments["stop"] = list(decoding.stop)
+    if decoding.generation_stop and not decoding.chat:
+        arguments["stop"] = list(decoding.generation_stop)
     return arguments
 
 

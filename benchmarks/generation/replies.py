@@ -8,7 +8,9 @@ Three kinds of task, one `ReplyReading` each (`status`: "extracted", "truncated"
 
 - `read_completion_reply`: a HumanEval-format prompt (HumanEval, MBPP, ReCode's partial code,
   any function to complete) or a CodeContests statement (a whole program). A completion-mode
-  (base model) output continues the prompt and is only cut at the stop sequences. A chat reply
+  (base model) output continues the prompt and is only cut at the stop sequences (with
+  `helpers`, decoding's `keep_helpers`, the function is followed by what it needs from the
+  code after it, chosen as for a chat reply, `_module_needs`). A chat reply
   is searched for the prompt's function; its body continues the prompt, and what the body
   needs from the reply's module (imports, helper functions and classes it calls, directly or
   not, module-level constants) follows the function at column 0, in the reply's order: a
@@ -1715,17 +1717,22 @@ def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReadi
 
 
 def read_completion_reply(
-    reply: str, prompt: str, *, chat: bool, stop: Sequence[str] = ()
+    reply: str, prompt: str, *, chat: bool, stop: Sequence[str] = (), helpers: bool = False
 ) -> ReplyReading:
     """A model's output for a HumanEval-format prompt read into the completion to test.
 
-    `chat=False`: a continuation of the prompt, cut before the first of `stop`, taken as it is.
+    `chat=False`: a continuation of the prompt, cut before the first of `stop`, taken as it is;
+    with `helpers` (decoding's `keep_helpers`), the function as the model wrote it and then
+    what it needs from the code after it, as a chat reply's function is read.
     `chat=True`: the prompt's function in the reply (any shape the module docstring lists), its
     body continuing the prompt and what it needs after it; for a prompt that defines no
     function (a stdin/stdout statement), the reply's whole program.
     """
     if not chat:
-        return ReplyReading(EXTRACTED, truncate_at_stop(reply, stop), "continuation")
+        continued = truncate_at_stop(reply, stop)
+        if helpers:
+            return _continuation_with_helpers(continued, prompt)
+        return ReplyReading(EXTRACTED, continued, "continuation")
     if not reply.strip():
         return ReplyReading(NO_CODE, "", "empty", "the reply is empty")
     text = _normalise(reply)
@@ -1807,15 +1814,7 @@ def _assemble_completion(
     else:
         text = _continued_body(chosen, prompt, name, parameters, notes)
     module = sorted(needs, key=lambda s: (s.lines != chosen.lines, s.node.lineno))
-    imports = [s for s in module if _is_import(s)]
-    definitions = [s for s in module if isinstance(s.node, _DEFINITIONS)]
-    if definitions:
-        notes.append("helpers kept")
-    if len(module) > len(imports) + len(definitions):
-        notes.append("constants kept")
-    if imports:
-        notes.append("imports kept")
-    pieces = [(s.node, s.text()) for s in [*imports, *(s for s in module if not _is_import(s))]]
+    pieces = _needed_pieces(module, notes)
     if own:
         pieces.append((function, _Source(function, chosen.lines).text()))
         if function.name != name:
@@ -1840,6 +1839,73 @@ def _assemble_completion(
             reason = f"the function could not be assembled into the prompt ({err})"
         return ReplyReading(NO_CODE, "", "; ".join(notes), reason)
     return ReplyReading(EXTRACTED, text, "; ".join(notes), function_name=function.name)
+
+
+def _needed_pieces(module: Sequence[_Source], notes: list[str]) -> list[tuple[ast.stmt, str]]:
+    """The statements a function needs, imports first, each at column 0, in `module`'s order
+    otherwise (a function looks its globals up when it is called, so they exist by then);
+    `notes` says what kinds were kept."""
+    imports = [s for s in module if _is_import(s)]
+    definitions = [s for s in module if isinstance(s.node, _DEFINITIONS)]
+    if definitions:
+        notes.append("helpers kept")
+    if len(module) > len(imports) + len(definitions):
+        notes.append("constants kept")
+    if imports:
+        notes.append("imports kept")
+    return [(s.node, s.text()) for s in [*imports, *(s for s in module if not _is_import(s))]]
+
+
+def _continuation_with_helpers(continued: str, prompt: str) -> ReplyReading:
+    """A completion-mode continuation generated past the function (`keep_helpers`): the
+    function's text as the model wrote it, then the module-level statements after it that the
+    function reaches when called (helpers, classes, constants, imports: `_module_needs`, as for
+    a chat reply), the rest (examples, tests, functions it never calls) left out. A
+    continuation with nothing after the function is returned as it is, so it is the same
+    completion as HumanEval's reading gives."""
+    name = prompt_function_name(prompt)
+    whole = prompt + continued
+    parsed = _parse_block(whole)
+    prompt_lines = prompt.count("\n") + 1
+    found = [f for f, _ in _defs_named(parsed.tree.body, name)] if parsed.tree and name else []
+    ours = [f for f in found if f.lineno <= prompt_lines]
+    if not ours or ours[-1].end_lineno is None:
+        # No function (a program) or one that does not parse: there is nothing to read the
+        # helpers for, and the code fails (or passes) as HumanEval's reading would have it.
+        return ReplyReading(EXTRACTED, continued, "continuation")
+    function = ours[-1]
+    assert name is not None and parsed.tree is not None and function.end_lineno is not None
+    end = function.end_lineno
+    after: dict[str, _Source] = {}
+    for node in parsed.tree.body:
+        if node.lineno > end:
+            for bound in _bindings(node):
+                after[bound] = _Source(node, parsed.lines)
+    function_end = sum(len(line) + 1 for line in parsed.lines[:end]) - 1
+    text = whole[len(prompt) : max(function_end, len(prompt))] + "\n"
+    if not whole[function_end:].strip():
+        return ReplyReading(EXTRACTED, continued, "continuation")
+    skip = _prompt_module_names(prompt, name)
+    needs = _module_needs(function, [after], skip)
+    if parsed.kept < len(parsed.lines):
+        # The code after the function stops parsing somewhere (the token limit cut it): a
+        # helper the function calls that is defined only there was cut off, not forgotten.
+        missing = _call_time_names(function) - skip - {n for s in needs for n in _bindings(s.node)}
+        tail = "\n".join(parsed.lines[parsed.kept :])
+        cut_helpers = sorted(m for m in missing if _def_lines(tail, m))
+        if cut_helpers:
+            reason = f"the completion was cut off inside {cut_helpers[0]}, which {name} calls"
+            return ReplyReading(TRUNCATED, "", "continuation; cut inside a helper", reason)
+    notes = ["continuation"]
+    pieces = _needed_pieces(sorted(needs, key=lambda s: s.node.lineno), notes)
+    kept = {id(s.node) for s in needs}
+    if parsed.kept < len(parsed.lines) or any(
+        node.lineno > end and id(node) not in kept for node in parsed.tree.body
+    ):
+        notes.append("code after the function left out")
+    if pieces:
+        text += "\n\n" + _joined(pieces)
+    return ReplyReading(EXTRACTED, text, "; ".join(notes))
 
 
 def _needs_own_definition(

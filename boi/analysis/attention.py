@@ -303,7 +303,11 @@ def readings(run: Run, variants: Sequence[Problem], model_label: str) -> list[Re
                 r
                 for r in candidates
                 if read_completion_reply(
-                    r, problem.prompt, chat=decoding.chat, stop=decoding.stop
+                    r,
+                    problem.prompt,
+                    chat=decoding.chat,
+                    stop=decoding.generation_stop,
+                    helpers=decoding.keep_helpers,
                 ).completion
                 == row["completion"]
             ),
