@@ -70,6 +70,17 @@ def report_from_files(
     recorded = read_marker(source) if source.is_dir() else None
     if recorded is not None:
         refuse_shard(source, recorded)
+        study = recorded.get("study")
+        if isinstance(study, str) and study != "boi run":
+            raise UserError(
+                f"{source} is a `{study}` directory, not a `boi run` one; `boi report` reports "
+                "boi run directories and results files (a bias run's report: boi bias report)."
+            )
+        if not (source / "problems.jsonl").is_file() and recorded.get("completed") is False:
+            raise UserError(
+                f"{source} is a `boi run` that stopped before it wrote problems.jsonl; rerun the "
+                "same `boi run` command to finish it, then report it."
+            )
         if recorded.get("completed") is False:
             # Reported (a long run's numbers so far are worth reading), but never as if whole.
             log(
@@ -93,6 +104,10 @@ def report_from_files(
             critic_path = source / "critic.jsonl"
         out = Path(out) if out else source / "report"
     else:
+        if not source.exists():
+            raise UserError(
+                f"{source} does not exist; pass a boi run directory or a results JSONL file."
+            )
         if not problems_file:
             raise UserError(
                 f"{source} is a results file; pass the problems it was generated from with --problems FILE."

@@ -34,7 +34,7 @@ from typing import Any, cast
 from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import RunDir, path_slug, refuse_shard
 from benchmarks.generation import BackendSpec
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results, results_files
@@ -47,18 +47,6 @@ __all__ = ["Outcomes", "Run", "open_run", "refuse_shard"]
 RESULT_FIELDS = ("task_id", "passed", "model", "setting")
 
 
-def refuse_shard(path: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
-    """One sentence when `manifest` is a shard's (`boi run --shard I/N`): its problems.jsonl is
-    the whole run's but its results are a part, so a report, a ranking or an analysis of it
-    would pass for the whole run's numbers."""
-    shard = manifest.get("shard")
-    if shard:
-        raise UserError(
-            f"{path} is shard {shard} of a run, not a whole run; join every shard with "
-            f"`boi merge OUT SHARD_DIR ...` and pass OUT instead."
-        )
-
-
 def open_run(path: str | os.PathLike[str] | Run) -> Run:
     """A `boi run` directory to read (finished or not); one sentence when it is not one (not a
     run, another command's, a newer boi's, a shard of one). A `Run` is returned as it is."""
@@ -66,7 +54,13 @@ def open_run(path: str | os.PathLike[str] | Run) -> Run:
         return path
     # RunDir.open builds its own class: a Run.
     run = cast(Run, Run.open(path, what="boi run", hint="pass the --out of a `boi run`"))
-    refuse_shard(run.path, run.manifest)
+    if not run.problems_path.is_file() and not run.completed:
+        # A run stopped before its perturbation wrote problems.jsonl (killed, or refused a
+        # model or a file after its claim): nothing to read yet, and nothing incompatible.
+        raise UserError(
+            f"{run.path} is a `boi run` that stopped before it wrote problems.jsonl; rerun the "
+            "same `boi run` command to finish it, then read it."
+        )
     if not run.problems_path.is_file():
         raise UserError(
             f"{run.path} was written by an incompatible boi version (no problems.jsonl); rerun "

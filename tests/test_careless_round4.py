@@ -112,3 +112,64 @@ def test_merge_with_out_left_out_names_the_shard_given_as_out(tmp_path, capsys):
     err = _error(capsys)
     assert f"OUT {tmp_path / 'shard0'} is shard 0/2 of a run" in err
     assert "boi merge OUT SHARD_DIR" in err
+
+
+# --------------------------------------------------------------------------- reading a run back
+
+
+def _run_dir(path: Path, **manifest: Any) -> Path:
+    """A directory holding only a manifest (what a killed, a foreign or a newer run leaves)."""
+    path.mkdir(parents=True)
+    record = {"format_version": 2, "config": {"settings": [], "models": []}, **manifest}
+    (path / "manifest.json").write_text(json.dumps(record))
+    return path
+
+
+def test_a_run_dir_that_is_a_file_is_called_a_file(tmp_path, capsys):
+    """Before: "(it does not exist)" for a file that is there."""
+    path = tmp_path / "results.txt"
+    path.write_text("x\n")
+    assert main(["rank", str(path)]) == 2
+    assert f"{path} is not a boi run directory (it is a file)" in _error(capsys)
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    assert "nothing does not exist; pass a boi run directory or a results JSONL" in _error(capsys)
+
+
+def test_an_interrupted_run_is_not_called_incompatible(tmp_path, capsys):
+    """A run killed (or refused after its claim) before problems.jsonl: before, "written by an
+    incompatible boi version"."""
+    run = _run_dir(tmp_path / "run", study="boi run", completed=False)
+    for command in (["rank", str(run)], ["report", str(run)]):
+        assert main(command) == 2
+        err = _error(capsys)
+        assert "stopped before it wrote problems.jsonl; rerun the same `boi run`" in err
+        assert "incompatible" not in err
+
+
+def test_another_studys_run_dir_is_named_as_such(tmp_path, capsys):
+    """A `boi bias run` directory given to boi run's readers, and the reverse: before, an
+    "incompatible boi version" or a KeyError-shaped refusal."""
+    bias = _run_dir(tmp_path / "bias", study="boi bias run", completed=True)
+    assert main(["rank", str(bias)]) == 2
+    assert f"{bias} is a `boi bias run` directory, not a `boi run` one" in _error(capsys)
+    assert main(["report", str(bias)]) == 2
+    assert "is a `boi bias run` directory, not a `boi run` one" in _error(capsys)
+    robustness = _run_dir(tmp_path / "robustness", study="boi run", completed=True)
+    assert main(["bias", "report", str(robustness)]) == 2
+    assert "is a `boi run` directory, not a `boi bias run` one" in _error(capsys)
+
+
+def test_bias_report_refuses_a_shard(tmp_path, capsys):
+    """Before: a whole-run report of the shard's half of the tasks, written into the shard."""
+    shard = _run_dir(tmp_path / "shard", study="boi bias run", shard="0/2", completed=True)
+    assert main(["bias", "report", str(shard)]) == 2
+    assert f"{shard} is shard 0/2 of a run, not a whole run" in _error(capsys)
+    assert sorted(p.name for p in shard.iterdir()) == ["manifest.json"]
+
+
+def test_boi_report_refuses_a_newer_manifest_format(tmp_path, capsys):
+    """Before: `boi report` read a manifest of a newer format on trust."""
+    run = _run_dir(tmp_path / "run", study="boi run", completed=True, format_version=99)
+    (run / "problems.jsonl").write_text("")
+    assert main(["report", str(run)]) == 2
+    assert "manifest format 99" in _error(capsys)

@@ -58,7 +58,22 @@ def read_marker(out: Path, marker: str = MANIFEST) -> dict[str, Any] | None:
         ) from None
     if not isinstance(recorded, dict):
         raise UserError(f"{path} is not a run record; move {out} away or choose another one.")
+    # Every reader of a marker (a claim, `boi report`, a merge) refuses a newer boi's, not only
+    # `RunDir.open`'s readers.
+    _check_format(path, recorded)
     return recorded
+
+
+def refuse_shard(path: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
+    """One sentence when `manifest` is a shard's (`--shard I/N` of any study): its whole-run
+    files are the whole run's but its results a part, so a report, a ranking or an analysis of
+    it would pass for the whole run's numbers."""
+    shard = manifest.get("shard")
+    if shard:
+        raise UserError(
+            f"{path} is shard {shard} of a run, not a whole run; join every shard with "
+            f"`boi merge OUT SHARD_DIR ...` and pass OUT instead."
+        )
 
 
 def _check_format(path: Path, recorded: Mapping[str, Any]) -> int:
@@ -217,23 +232,36 @@ class RunDir:
         return run
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, what: str = "run", hint: str = "") -> RunDir:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        what: str = "run",
+        hint: str = "",
+        shard_ok: bool = False,
+    ) -> RunDir:
         """A run directory to read (never written); one sentence when it is not one.
 
-        `what` names the command whose directory is expected ("boi run"); `hint` says what to
-        pass instead.
+        `what` names the command whose directory is expected ("boi run"; a study's command is
+        checked against the manifest's `study`); `hint` says what to pass instead. A shard's
+        directory is refused (it is a part of a run) unless `shard_ok` (`boi merge`).
         """
         out = Path(path)
         if not out.is_dir():
-            raise UserError(
-                f"{out} is not a {what} directory (it does not exist); {hint or 'check the path'}."
-            )
+            state = "it is a file" if out.exists() else "it does not exist"
+            raise UserError(f"{out} is not a {what} directory ({state}); {hint or 'check the path'}.")
         recorded = read_marker(out)
         if recorded is None:
             raise UserError(
                 f"{out} is not a {what} directory (no {MANIFEST}); {hint or 'check the path'}."
             )
-        _check_format(out / MANIFEST, recorded)
+        study = recorded.get("study")
+        if what.startswith("boi ") and isinstance(study, str) and study != what:
+            raise UserError(
+                f"{out} is a `{study}` directory, not a `{what}` one; {hint or 'check the path'}."
+            )
+        if not shard_ok:
+            refuse_shard(out, recorded)
         if not isinstance(recorded.get("config"), dict):
             raise UserError(
                 f"{out / MANIFEST} records no config, so it was written by an incompatible boi "

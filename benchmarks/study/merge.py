@@ -44,7 +44,9 @@ def open_shards(paths: Sequence[str | Path]) -> list[_ShardRun]:
         raise UserError("boi merge needs the shard directories: boi merge OUT SHARD_DIR...")
     shards = []
     for path in paths:
-        run = RunDir.open(path, what="run", hint="pass the --out of each `--shard` run")
+        run = RunDir.open(
+            path, what="run", hint="pass the --out of each `--shard` run", shard_ok=True
+        )
         label = run.manifest.get("shard")
         if not label:
             raise UserError(f"{run.path} is a whole run, not a shard; merge only --shard runs.")

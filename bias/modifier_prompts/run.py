@@ -632,7 +632,7 @@ class ModifierStudy:
         merged_from = run.manifest.get("merged_from") or []
         if merged_from and "classifier" not in run.manifest:
             # The classifier each shard recorded (one config, so one classifier).
-            shard = RunDir.open(merged_from[0])
+            shard = RunDir.open(merged_from[0], shard_ok=True)
             run.update(classifier=shard.manifest.get("classifier"))
         paths = rebuild_report(run.path)
         rows = read_scored(run.path)
