@@ -249,7 +249,9 @@ class RunDir:
         out = Path(path)
         if not out.is_dir():
             state = "it is a file" if out.exists() else "it does not exist"
-            raise UserError(f"{out} is not a {what} directory ({state}); {hint or 'check the path'}.")
+            raise UserError(
+                f"{out} is not a {what} directory ({state}); {hint or 'check the path'}."
+            )
         recorded = read_marker(out)
         if recorded is None:
             raise UserError(
