@@ -17,6 +17,7 @@ from benchmarks.common.jsonl import write_jsonl
 from benchmarks.common.provenance import write_output_manifest
 from benchmarks.problem import LineageStep, Problem
 from perturb.blocks import split_dataset
+from perturb.keyword_file import KEYWORD_FILE_HELP, pinned_keywords
 from perturb.keywords import Embedder, KeywordAnalysis, KeywordConfig, analyze_keywords
 from perturb.transforms import (
     CATALOGUE,
@@ -76,6 +77,7 @@ class PerturbConfig:
             "takes the worst case over them. Deterministic transformations get one"
         },
     )
+    keyword_file: str | None = field(default=None, metadata={"help": KEYWORD_FILE_HELP})
 
     def __post_init__(self) -> None:
         if self.random_seeds < 1:
@@ -147,7 +149,10 @@ def run_catalogue(
     usable = [p for p in split.problems if p.task_id not in split.failures]
     keywords: dict[str, KeywordAnalysis] = {}
     if any(t.needs_keywords for t in transforms) and usable:
-        keywords = {a.task_id: a for a in analyze_keywords(usable, config.keywords, embedder)}
+        if config.keyword_file is not None:  # pinned picks: no keyword model, no rules applied
+            keywords = pinned_keywords(config.keyword_file, usable)
+        else:
+            keywords = {a.task_id: a for a in analyze_keywords(usable, config.keywords, embedder)}
     variants, not_applied = [], []
     for problem in usable:
         for transform in transforms:

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             **overrides_from_args(
                 args,
                 PerturbConfig,
-                only=("anonymous_name", "seed", "keep_unchanged", "random_seeds"),
+                only=("anonymous_name", "seed", "keep_unchanged", "random_seeds", "keyword_file"),
             ),
             "transforms": tuple(args.transforms) if args.transforms else PerturbConfig().transforms,
             "keywords": keyword_config,
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Each writer records the provenance beside what it writes (OUT.manifest.json; a ReCode
     # folder's boi_recode_DATASET.json): input files are hashed, names are not files.
-    inputs = {"dataset": args.dataset, "data": args.data}
+    inputs = {"dataset": args.dataset, "data": args.data, "keyword_file": config.keyword_file}
     if args.format == "recode":
         written = write_recode(
             result.variants,

@@ -10,11 +10,12 @@ from typing import Any
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import config_hash
+from benchmarks.common.provenance import config_hash, file_sha256
 from benchmarks.execution import ExecutionConfig
 from benchmarks.generation import BackendSpec, DecodingConfig
 from benchmarks.loaders import dataset_help
 from critic.spec import CriticSpec
+from perturb.keyword_file import KEYWORD_FILE_HELP
 from perturb.keywords import KeywordConfig
 from perturb.transforms import CATALOGUE, bind_transforms
 
@@ -124,6 +125,7 @@ class RunConfig:
         },
     )
     keywords: KeywordConfig = field(default_factory=KeywordConfig)
+    keyword_file: str | None = field(default=None, metadata={"help": KEYWORD_FILE_HELP})
     models: list[BackendSpec] = field(
         default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
     )
@@ -218,7 +220,7 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
 
 # Options added after run directories existed, with the value that means what those runs did:
 # at that value they are left out of the identity, so older directories still resume.
-_LATER_OPTIONS = {"random_seeds": 1}
+_LATER_OPTIONS: dict[str, Any] = {"random_seeds": 1, "keyword_file": None}
 
 
 def run_identity(config: RunConfig) -> dict[str, Any]:
@@ -227,6 +229,9 @@ def run_identity(config: RunConfig) -> dict[str, Any]:
     retries, a pool's servers). A run directory belongs to this, so it resumes after such an
     option changed (a dead server taken out of a pool)."""
     identity = {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
+    if config.keyword_file is not None and Path(config.keyword_file).is_file():
+        # The picks decide the variants: the same path with other picks is another run.
+        identity["keyword_file_sha256"] = file_sha256(config.keyword_file)
     for key, old_behaviour in _LATER_OPTIONS.items():
         if identity.get(key) == old_behaviour:
             del identity[key]

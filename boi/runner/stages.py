@@ -120,6 +120,7 @@ def _perturb(
         config.keep_unchanged,
         config.transform_params,
         config.random_seeds,
+        config.keyword_file,
     )
     variants: list[Problem] = []
     dataset_of: dict[str, str] = {}

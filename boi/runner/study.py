@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash
+from benchmarks.common.provenance import config_hash, prompts_sha256
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
 from benchmarks.generation import GenerationCache, SamplingTotals, load_backend
@@ -74,11 +74,26 @@ class RobustnessStudy:
             config=config.to_json(),
             digest=run_hash(config),
             work_hash=work_hash(config),
-            inputs={d.label: d.data for d in config.datasets if d.data},
-            record={"seeds": list(config.seeds)},
+            inputs={
+                **{d.label: d.data for d in config.datasets if d.data},
+                **({"keyword_file": config.keyword_file} if config.keyword_file else {}),
+            },
+            record={"seeds": list(config.seeds), **self._prompt_digests()},
             # Written when the hash covered every option (before run_identity): still this run.
             also_accepted=(config_hash(config.to_json()),),
         )
+
+    def _prompt_digests(self) -> dict[str, Any]:
+        """Each dataset's prompts as loaded, digested (`prompts_sha256`): two machines that
+        load the same dataset record the same digest (known after `load`)."""
+        if not self._datasets:
+            return {}
+        return {
+            "prompts_sha256": {
+                spec.label: prompts_sha256((p.task_id, p.prompt) for p in loaded.problems)
+                for spec, loaded in zip(self.config.datasets, self._datasets, strict=True)
+            }
+        }
 
     def load(self, log: Callable[[str], None]) -> None:
         check_run_models(self.config)  # a wrong model fails now, not after perturbation
