@@ -173,3 +173,28 @@ def test_boi_report_refuses_a_newer_manifest_format(tmp_path, capsys):
     (run / "problems.jsonl").write_text("")
     assert main(["report", str(run)]) == 2
     assert "manifest format 99" in _error(capsys)
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def test_a_key_given_twice_in_a_yaml_config_is_refused_with_both_lines(tmp_path, capsys):
+    """Before: YAML kept the last `seeds:` silently, so the run differed from the file's top."""
+    path = tmp_path / "twice.yaml"
+    path.write_text("seeds: [0]\nmodels:\n  - kind: reference\nseeds: [1, 2]\n")
+    assert main(["run", "--config", str(path), "--dry-run"]) == 2
+    assert f"{path} gives 'seeds' twice (lines 1 and 4)" in _error(capsys)
+    # Nested mappings too; a merge key's values may be overridden (that is what it is for).
+    path.write_text("models:\n  - kind: reference\n    kind: hf\n")
+    assert main(["run", "--config", str(path), "--dry-run"]) == 2
+    assert "gives 'kind' twice (lines 2 and 3)" in _error(capsys)
+    from benchmarks.common.config import load_yaml
+
+    path.write_text("base: &b {seeds: [0]}\nother:\n  <<: *b\n  seeds: [1]\n")
+    assert load_yaml(path)["other"] == {"seeds": [1]}
+
+
+def test_a_config_folder_is_called_a_folder(tmp_path, capsys):
+    """Before: "Config file X does not exist" for a folder that is there."""
+    assert main(["run", "--config", str(tmp_path)]) == 2
+    assert f"Config file {tmp_path} is a folder; pass a YAML file" in _error(capsys)

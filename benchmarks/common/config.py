@@ -115,12 +115,54 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
         raise UserError(f"{where}: {err}.") from None
 
 
+class _DuplicateKey(Exception):
+    """A mapping of a YAML document gives one key twice (`_safe_load`)."""
+
+    def __init__(self, key: Any, first: int, again: int) -> None:
+        super().__init__(key)
+        self.key, self.first, self.again = key, first, again
+
+    def sentence(self, where: str) -> str:
+        return (
+            f"{where} gives {self.key!r} twice (lines {self.first} and {self.again}); YAML "
+            "would keep the last silently, so keep one."
+        )
+
+
+def _safe_load(text: str) -> Any:
+    """`yaml.safe_load`, except that a key given twice in one mapping is `_DuplicateKey` (YAML
+    keeps the last one, so a config's forgotten earlier line would silently not count). Keys
+    brought in by a merge (`<<: *base`) may be given again: that is what a merge is for."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    try:
+                        if key in seen:
+                            raise _DuplicateKey(key, seen[key], line)
+                        seen[key] = line
+                    except TypeError:  # an unhashable key: the base constructor says so
+                        continue
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=Loader)  # noqa: S506  (a SafeLoader subclass)
+
+
 def parse_yaml_mapping(text: str, where: str) -> dict[str, Any]:
     """A YAML (or JSON) mapping given inline, e.g. as a flag's value; `where` names the flag."""
     import yaml
 
     try:
-        loaded = yaml.safe_load(text)
+        loaded = _safe_load(text)
+    except _DuplicateKey as err:
+        raise UserError(err.sentence(f"{where}: {text!r}")) from None
     except yaml.YAMLError as err:
         raise UserError(
             f"{where}: {text!r} is not valid YAML ({getattr(err, 'problem', err)}); fix the syntax."
@@ -135,10 +177,14 @@ def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
     import yaml
 
     path = Path(path)
+    if path.is_dir():
+        raise UserError(f"Config file {path} is a folder; pass a YAML file (or a bundled name).")
     if not path.is_file():
         raise UserError(f"Config file {path} does not exist; check the path.")
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = _safe_load(path.read_text(encoding="utf-8"))
+    except _DuplicateKey as err:
+        raise UserError(err.sentence(str(path))) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark else ""
