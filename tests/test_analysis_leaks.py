@@ -449,6 +449,100 @@ def test_the_section_stands_beside_a_reference_run(tmp_path, monkeypatch, capsys
     assert all(r["memoriser_status"] == "completed" for r in rows)
 
 
+def completions_run(tmp_path, monkeypatch, capsys):
+    """A `boi run --completions` directory over HumanEval/0-2 (originals and Drop Ex), judged
+    on the canonical solutions: its model's folder is `completions-canonical.jsonl`."""
+    import perturb.keywords as keywords
+    from tests.keyword_helpers import tiny_embedder
+
+    monkeypatch.setattr(keywords, "sentence_transformer_embedder", lambda *a, **k: tiny_embedder())
+    tasks = [p for p in load_benchmark("humaneval").problems if p.task_id in TASKS]
+    completions = tmp_path / "canonical.jsonl"
+    completions.write_text(
+        "".join(
+            json.dumps({"task_id": p.task_id + suffix, "completion": p.canonical_solution}) + "\n"
+            for p in tasks
+            for suffix in ("", "::drop_examples")
+        )
+    )
+    config = {
+        "models": [{"kind": "reference"}],
+        "settings": [{"label": "greedy", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+        "seeds": [0],
+        "name_only_probe": False,
+        "bootstrap": 20,
+        "transforms": ["original", "drop_examples"],
+        "execution": {"calibrate": False, "workers": 2},
+        "datasets": [{"name": "humaneval", "task_ids": list(TASKS)}],
+    }
+    path = tmp_path / "completions.yaml"
+    path.write_text(json.dumps(config))
+    run_dir = tmp_path / "run"
+    argv = ["run", "--config", str(path), "--completions", str(completions), "--out", str(run_dir)]
+    assert main(argv) == 0
+    assert (run_dir / "results" / "completions-canonical.jsonl").is_dir()
+    capsys.readouterr()
+    return run_dir
+
+
+TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/53")
+
+
+def test_a_completions_run_and_one_without_its_tests_are_audited(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    run_dir = completions_run(tmp_path, monkeypatch, capsys)
+    # A model folder named like a JSONL file is no results file (it was read as one).
+    assert main(["analyze", "leaks", str(run_dir)]) == 0
+    printed = capsys.readouterr().out
+    full = [json.loads(line) for line in (run_dir / "analysis/leaks/leaks.jsonl").open()]
+    assert [r["hidden"] for r in full] == [7, 3, 5]
+    assert "humaneval: 3 problems" in printed
+    # The committed results run keeps its problems without tests: they are reloaded from the
+    # dataset by task id (same prompt), and the audit says so, instead of 0 hidden tests.
+    slim = tmp_path / "slim"
+    shutil.copytree(run_dir, slim)
+    shutil.rmtree(slim / "analysis")
+    rows = [json.loads(line) for line in (slim / "problems.jsonl").open()]
+    (slim / "problems.jsonl").write_text(
+        "".join(json.dumps({**r, "test": ""}) + "\n" for r in rows)
+    )
+    assert main(["analyze", "leaks", str(slim)]) == 0
+    assert "keeps no hidden tests for 3 problems: reloaded" in capsys.readouterr().out
+    again = [json.loads(line) for line in (slim / "analysis/leaks/leaks.jsonl").open()]
+    assert [r["hidden"] for r in again] == [7, 3, 5]
+    assert [r["shown_and_hidden"] for r in again] == [r["shown_and_hidden"] for r in full]
+    assert all("reloaded from the dataset humaneval" in r["notes"][-1] for r in again)
+    summary = json.loads((slim / "analysis/leaks/summary.json").read_text())
+    assert summary["drop_examples"][0]["problems"] == 3
+    # A prompt that is no longer the dataset's: its tests are not the run's, so it is refused.
+    rows[0]["prompt"] = rows[0]["prompt"].replace("Check if", "Check whether")
+    (slim / "problems.jsonl").write_text(
+        "".join(json.dumps({**r, "test": ""}) + "\n" for r in rows)
+    )
+    assert main(["analyze", "leaks", str(slim)]) == 2
+    error = capsys.readouterr().err
+    assert "HumanEval/0 has another prompt there" in error and "Traceback" not in error
+
+
+def test_the_default_output_folder_is_never_a_users(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "toy.jsonl"
+    path.write_text(json.dumps(ADD.to_json()) + "\n")
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "leaks-toy"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert main(["analyze", "leaks", "--dataset", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "leaks-toy, where --dataset" in error and "pass --out" in error
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    # A new folder, then the same one again (it is the audit's own now).
+    (mine / "notes.txt").unlink()
+    assert main(["analyze", "leaks", "--dataset", str(path)]) == 0
+    assert main(["analyze", "leaks", "--dataset", str(path)]) == 0
+    assert (mine / "leaks.jsonl").is_file()
+
+
 def test_one_of_run_dir_or_dataset(tmp_path, capsys):
     assert main(["analyze", "leaks"]) == 2
     assert "either RUN_DIR or --dataset" in capsys.readouterr().err

@@ -256,8 +256,9 @@ def judging_notes(
 
 
 def results_files(run_dir: str | os.PathLike[str]) -> list[Path]:
-    """The executed-sample files of a run directory: results/<model label>/<setting label>.jsonl."""
-    return sorted(Path(run_dir, "results").rglob("*.jsonl"))
+    """The executed-sample files of a run directory: results/<model label>/<setting label>.jsonl
+    (files only: a model's folder may end in .jsonl too, as `completions-FILE.jsonl` does)."""
+    return sorted(p for p in Path(run_dir, "results").rglob("*.jsonl") if p.is_file())
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

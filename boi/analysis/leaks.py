@@ -3,7 +3,9 @@
 Needs no run: `boi analyze leaks --dataset NAME` audits a dataset (humaneval, humanevalplus,
 mbpp, code_contests or a HumanEval-format JSONL file). `boi analyze leaks RUN_DIR` audits the
 original problems of a `boi run` and adds, beside the run's numbers, the Drop Ex effect per
-problem against its leak share.
+problem against its leak share. A run directory that keeps its problems without their tests
+(the committed results run) has them reloaded from its datasets by task id, where the
+dataset's prompt is the run's (`restore_tests`), or the audit is refused in one sentence.
 
 Per problem, by value, never by text (`boi.analysis.leak_cases`): the examples the prompt's
 `examples` block shows (input and stated output), the hidden test cases (a call and its
@@ -28,7 +30,8 @@ away (leakage); r near 0 says they help as examples do.
 
 Writes leaks.jsonl (one row per problem), leaks.csv (its counts), summary.json (per dataset,
 and the correlations) and a report section: the run's report.html, or leaks.html on its own
-without a run. Rerunning recomputes everything.
+without a run. Rerunning recomputes everything. The output folder (--out, or its default) must
+be new, empty or an earlier audit's (`OUTPUT_MARKERS`): a user's folder is never written into.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
 from benchmarks.common.errors import UserError
+from benchmarks.common.outputs import holds_ours, output_dir
 from benchmarks.common.progress import progress_bar
 from benchmarks.common.rundir import path_slug
 from benchmarks.execution import ExecutionConfig, TableBatch, TableJob, TableResult, call_tables
@@ -82,6 +86,8 @@ TITLE = "Leak audit: hidden tests in the prompt"
 BATCH_ROWS = 2000
 CATEGORIES = ("leaks", "fully shown", "no leak", "data bug", "unparsed tests", "no examples")
 CONFIDENCE = 0.95
+# The files that mark a folder as a leak audit's own (`benchmarks.common.outputs`).
+OUTPUT_MARKERS = ("summary.json", "leaks.jsonl", "leaks.csv")
 
 
 @dataclass(frozen=True)
@@ -868,6 +874,77 @@ def _execution(config: LeaksConfig, base: ExecutionConfig | None = None) -> Exec
     return execution
 
 
+def _dataset_out(config: LeaksConfig) -> Path:
+    """--out, or ./leaks-DATASET: a folder that is new, empty or an earlier audit's, checked
+    before anything runs (the default is checked as a given --out is: a user's folder that
+    happens to have the name is refused, never written into)."""
+    assert config.dataset is not None
+    inputs = [i for i in (config.dataset, config.data) if i]
+    if config.out:
+        return output_dir(config.out, ours=OUTPUT_MARKERS, inputs=inputs)
+    default = Path(f"leaks-{path_slug(Path(config.dataset).stem)}")
+    if default.is_dir() and not holds_ours(default, OUTPUT_MARKERS):
+        raise UserError(
+            f"{default}, where --dataset {config.dataset} writes by default, already exists and "
+            f"holds no {', '.join(OUTPUT_MARKERS)}, so boi did not write it; pass --out with a "
+            "new or empty folder (nothing there was changed)."
+        )
+    return output_dir(default, ours=OUTPUT_MARKERS, inputs=inputs)
+
+
+def restore_tests(run: Run, problems: Sequence[Problem]) -> tuple[list[Problem], dict[str, str]]:
+    """The run's original problems with their hidden tests, and task id -> dataset label of
+    those reloaded. A run directory may keep its problems without tests (the committed results
+    run does, to stay small); each such problem takes the tests of the problem with its id in
+    the run's dataset (a `label:ID` id of a dataset sharing ids is that dataset's ID), only
+    where that problem's prompt is the run's, character for character. Where a dataset does not
+    load, or holds no such problem, the audit is refused in one sentence: hidden tests
+    silently absent would make a leak share of nothing."""
+    missing = [p for p in problems if not p.test and not p.stdio_tests]
+    if not missing:
+        return list(problems), {}
+    specs = {spec.label: spec for spec in run.run_config.datasets}
+    reloaded: dict[str, Problem] = {}
+    for label in sorted({p.benchmark for p in missing}):
+        spec = specs.get(label)
+        wanted = [p for p in missing if p.benchmark == label]
+        what = (
+            f"{run.path}/problems.jsonl keeps no hidden tests for {len(wanted)} problems of {label}"
+        )
+        if spec is None:
+            raise UserError(
+                f"{what}, and the run's config names no dataset {label} to reload them from; "
+                "audit the dataset itself with --dataset instead."
+            )
+        try:
+            loaded = {p.task_id: p for p in load_benchmark(spec.name, spec.data).problems}
+        except UserError as err:
+            raise UserError(
+                f"{what}, and its dataset does not load here to reload them "
+                f"({str(err).rstrip('.')}); make the dataset available, or rerun boi run."
+            ) from None
+        for problem in wanted:
+            task_id = problem.task_id
+            if task_id not in loaded and task_id.startswith(f"{label}:"):
+                task_id = task_id[len(label) + 1 :]
+            source = loaded.get(task_id)
+            if source is None or source.prompt != problem.prompt:
+                why = "is not in it" if source is None else "has another prompt there"
+                raise UserError(
+                    f"{what}, and {problem.task_id} {why} (the dataset {spec.name} has changed "
+                    "since the run), so its tests cannot be reloaded; rerun boi run, or audit "
+                    f"the dataset with --dataset {spec.name}."
+                )
+            reloaded[problem.task_id] = problem.replace(
+                test=source.test,
+                stdio_tests=source.stdio_tests,
+                canonical_solution=problem.canonical_solution or source.canonical_solution,
+                metadata={**source.metadata, **problem.metadata},
+            )
+    restored = {task_id: p.benchmark for task_id, p in reloaded.items()}
+    return [reloaded.get(p.task_id, p) for p in problems], restored
+
+
 def run(args: argparse.Namespace) -> int:
     config = from_mapping(LeaksConfig, overrides_from_args(args, LeaksConfig), "leaks")
     if (args.run_dir is None) == (config.dataset is None):
@@ -877,17 +954,13 @@ def run(args: argparse.Namespace) -> int:
     if config.dataset is not None:
         if config.models or config.settings:
             raise UserError("--model and --setting choose a run's results; --dataset has none.")
+        out = _dataset_out(config)
         load_start = time.perf_counter()
         problems = load_benchmark(config.dataset, config.data).problems
         timings["load"] = round(time.perf_counter() - load_start, 2)
         audits, stages = audit_problems(problems, _execution(config), log=print, show_progress=True)
         timings.update(stages)
         summaries = summaries_of(audits)
-        out = (
-            Path(config.out)
-            if config.out
-            else Path(f"leaks-{path_slug(Path(config.dataset).stem)}")
-        )
         timings["total"] = round(time.perf_counter() - started, 2)
         paths = write_outputs(out, audits, summaries, None, timings, config.dataset)
         page = out / "leaks.html"
@@ -905,6 +978,9 @@ def run(args: argparse.Namespace) -> int:
         opened = open_run(args.run_dir)
         run_dir = opened.path
         run_config = opened.run_config
+        out = output_dir(
+            config.out or analysis_dir(run_dir, NAME), ours=OUTPUT_MARKERS, inputs=[run_dir]
+        )
         # The run names each problem's dataset by its spec's label (the results' `dataset`).
         labels = opened.dataset_labels()
         problems = [
@@ -912,16 +988,28 @@ def run(args: argparse.Namespace) -> int:
             for p in opened.problems()
             if not p.lineage
         ]
+        problems, restored = restore_tests(opened, problems)
+        if restored:
+            print(
+                f"[leaks] {run_dir}/problems.jsonl keeps no hidden tests for {len(restored)} "
+                f"problems: reloaded from the datasets by task id, each where the dataset's prompt "
+                f"is the run's ({', '.join(sorted(set(restored.values())))})"
+            )
         audits, stages = audit_problems(
             problems, _execution(config, run_config.execution), log=print, show_progress=True
         )
+        for audit in audits:
+            if audit.task_id in restored:
+                audit.notes.append(
+                    f"hidden tests reloaded from the dataset {restored[audit.task_id]} (the run "
+                    "keeps none; same task id, same prompt)"
+                )
         timings.update(stages)
         summaries = summaries_of(audits)
         resamples = run_config.bootstrap
         correlations = drop_examples_correlations(
             opened, audits, config, resamples, run_config.perturb_seed
         )
-        out = Path(config.out) if config.out else analysis_dir(run_dir, NAME)
         timings["total"] = round(time.perf_counter() - started, 2)
         paths = write_outputs(out, audits, summaries, correlations, timings, str(run_dir))
         write_section(

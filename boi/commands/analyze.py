@@ -10,6 +10,7 @@ import importlib
 
 from benchmarks.common.outputs import declare_output
 from boi.analysis import ANALYSES
+from boi.analysis.leaks import OUTPUT_MARKERS as LEAKS_MARKERS
 
 # Each analysis's output flags: dest -> the files that mark a folder as that analysis's own
 # (the output contract, benchmarks/common/outputs.py). tests/test_careless_outputs.py fails when
@@ -18,7 +19,7 @@ OUTPUTS: dict[str, dict[str, tuple[str, ...]]] = {
     "copies": {"index": ("manifest.json",)},
     "hints": {"out": ("hints.json", "hints.csv")},
     "minimal": {"out": ("summary.json", "minimal.jsonl", "tested.jsonl", "critic_scores.jsonl")},
-    "leaks": {"out": ("summary.json", "leaks.jsonl", "leaks.csv")},
+    "leaks": {"out": LEAKS_MARKERS},  # also the default folder's check (leaks._dataset_out)
 }
 
 EXAMPLES = (
