@@ -328,6 +328,7 @@ def test_humaneval_counts_every_test_its_prompts_show():
     unparsed = {t: [u.reason for u in a.hidden_unparsed] for t, a in audits.items()}
     assert sum(len(r) for r in unparsed.values()) == 9
     assert len([r for r in unparsed["HumanEval/33"] if "another call" in r]) == 3
+    assert unparsed["HumanEval/50"] == ["a call of copy.deepcopy()"]  # was "Call"
 
 
 def test_humanevalplus_tests_are_read_from_their_packed_data():

@@ -135,7 +135,9 @@ def literal(
             return _builtin_call(name, args)
         if isinstance(node, ast.Expression):
             return value(node.body)
-        raise NotLiteral(type(node).__name__)
+        if isinstance(node, ast.Call):  # `copy.deepcopy(x)`, `f(x, key=...)`
+            raise NotLiteral(f"a call of {_clip(ast.unparse(node.func), 60)}()")
+        raise NotLiteral(f"a {type(node).__name__} expression")
 
     try:
         return value(node)
