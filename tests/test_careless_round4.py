@@ -198,3 +198,80 @@ def test_a_config_folder_is_called_a_folder(tmp_path, capsys):
     """Before: "Config file X does not exist" for a folder that is there."""
     assert main(["run", "--config", str(tmp_path)]) == 2
     assert f"Config file {tmp_path} is a folder; pass a YAML file" in _error(capsys)
+
+
+# --------------------------------------------------------------------------- given completions
+
+
+def _solutions() -> dict[str, Any]:
+    from benchmarks.loaders import load_benchmark
+
+    wanted = ("HumanEval/0", "HumanEval/2")
+    return {p.task_id: p for p in load_benchmark("humaneval").problems if p.task_id in wanted}
+
+
+def _completions(tmp_path: Path, lines: list[dict[str, Any]], name: str = "given.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _results(run: Path) -> dict[str, list[bool]]:
+    passed: dict[str, list[bool]] = {}
+    for path in sorted((run / "results").rglob("*.jsonl")):
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                row = json.loads(line)
+                passed.setdefault(row["task_id"], []).append(row["passed"])
+    return passed
+
+
+def test_given_completions_under_several_seeds_are_refused(tmp_path, capsys):
+    """Before: each seed took the same completions again, pooled as independent samples."""
+    problems = _solutions()
+    path = _completions(
+        tmp_path, [{"task_id": t, "completion": p.canonical_solution} for t, p in problems.items()]
+    )
+    config = _config(tmp_path, seeds=[0, 1])
+    assert main(["run", "--config", str(config), "--completions", str(path)]) == 2
+    assert "gives the same samples under every seed" in _error(capsys)
+    assert not (tmp_path / "run").exists()  # refused before the claim
+
+
+def test_a_completions_file_numbering_samples_from_one_is_refused(tmp_path, capsys):
+    """Before: sample 0 of every task was an empty completion, judged failed."""
+    problems = _solutions()
+    lines = [
+        {"task_id": t, "completion": p.canonical_solution, "sample_index": 1}
+        for t, p in problems.items()
+    ]
+    path = _completions(tmp_path, lines)
+    config = _config(tmp_path)
+    assert main(["run", "--config", str(config), "--completions", str(path)]) == 2
+    err = _error(capsys)
+    assert f"{path} line 1: the samples of 'HumanEval/0'" in err
+    assert "have no sample_index 0 (they are 1)" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_prompts_match_without_surrounding_whitespace_and_an_edited_file_is_another_run(
+    tmp_path, capsys
+):
+    """The format promises prompts matched without surrounding whitespace (before: compared
+    byte for byte, so no prompt matched); an edited file is refused as another run by its
+    name (before: a sentence about the run's internal results file)."""
+    problems = _solutions()
+    lines = [
+        {"prompt": "\n" + p.prompt + "  \n", "completion": p.canonical_solution}
+        for p in problems.values()
+    ]
+    path = _completions(tmp_path, lines)
+    config = _config(tmp_path)
+    assert main(["run", "--config", str(config), "--completions", str(path)]) == 0
+    assert _results(tmp_path / "run") == {"HumanEval/0": [True], "HumanEval/2": [True]}
+    capsys.readouterr()
+    lines[0]["completion"] = "    return None\n"
+    _completions(tmp_path, lines)
+    assert main(["run", "--config", str(config), "--completions", str(path)]) == 2
+    assert "the content of a file it hashes did: a completions file?" in _error(capsys)
+    assert _results(tmp_path / "run") == {"HumanEval/0": [True], "HumanEval/2": [True]}

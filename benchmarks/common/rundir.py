@@ -141,7 +141,15 @@ def claim_run_dir(
         _check_format(out / marker, recorded)
         if recorded.get(hash_key) != digest:
             changed = changed_keys(recorded.get("config") or {}, config)
-            detail = f" (changed: {', '.join(changed)})" if changed else unchanged
+            # No key changed, yet the hash did: the content of a file the identity hashes (a
+            # completions file, `BackendBase.content_identity`) was edited.
+            detail = (
+                f" (changed: {', '.join(changed)})"
+                if changed
+                else unchanged
+                or " (no config key changed, but the content of a file it hashes did: a "
+                "completions file?)"
+            )
             raise UserError(
                 f"{out} holds a different {what}{detail}, hash {recorded.get(hash_key)} vs "
                 f"{digest} now; use another {option}, or the same config to resume it."

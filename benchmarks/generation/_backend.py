@@ -99,11 +99,23 @@ class BackendBase:
         """`spec` is the `BackendSpec` naming this backend (its `options` are `Options`)."""
         self.spec = spec
 
+    same_under_every_seed: ClassVar[bool] = False
+    """True when the backend's sample i is the same text whatever the seed (completions read
+    from a file): several seeds would count each one as several independent samples, so
+    `check_models` and `sample_prompts` refuse more than one."""
+
     @classmethod
     def check(cls, spec: Any) -> None:
         """Before any work (`check_models`): what this backend can tell about `spec` without
         loading a model, one sentence when it is wrong (a completions file that does not
         parse). Reaching servers and local models is `check_backends`'s."""
+
+    @classmethod
+    def content_identity(cls, spec: Any) -> dict[str, Any]:
+        """What decides this backend's outputs beyond `spec`'s fields (a completions file's
+        sha256), added to the run identity (`BackendSpec.identity_mapping`): an edited file is
+        another run, not a resume that meets the old file's samples."""
+        return {}
 
     def prepare(self, problems: Iterable[Any]) -> list[str]:
         """Called with the problem records before generating; returns notes for the log. A
@@ -121,6 +133,16 @@ class BackendBase:
         """Yield (position in `requests`, completions for its indices), in any order, as soon
         as each request is done (the caller saves each one at once)."""
         raise NotImplementedError
+
+
+def check_seeds(backend: Any, label: str, seeds: Sequence[int]) -> None:
+    """One sentence when `backend` (a class or an instance) gives the same samples under every
+    seed and `seeds` has several: they would be pooled as independent samples (pass@k wrong)."""
+    if getattr(backend, "same_under_every_seed", False) and len(set(seeds)) > 1:
+        raise UserError(
+            f"model {label} gives the same samples under every seed, so {len(set(seeds))} "
+            "seeds would count each sample several times; give one seed (--seeds 0)."
+        )
 
 
 # --------------------------------------------------------------------------- option checks

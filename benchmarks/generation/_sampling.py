@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from benchmarks.common.progress import stage
-from benchmarks.generation._backend import Backend
+from benchmarks.generation._backend import Backend, check_seeds
 from benchmarks.generation._cache import generate_samples
 from benchmarks.generation._decoding import DecodingConfig
 from benchmarks.generation.replies import EXTRACTED, NO_CODE, TRUNCATED, ReplyReading
@@ -95,6 +95,8 @@ def sample_prompts(
     `totals` counts this call only: a caller that warns about empty completions warns about
     its own.
     """
+    spec = getattr(backend, "spec", None)
+    check_seeds(backend, spec.label if spec is not None else "this model", seeds)
     samples: list[Sample] = []
     totals = SamplingTotals()
     for seed_index, seed in enumerate(seeds):

@@ -25,7 +25,7 @@ from benchmarks.common.config import from_mapping as options_from_mapping
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.models import check_backends
 from benchmarks.common.registry import Registry
-from benchmarks.generation._backend import Backend, BackendBase
+from benchmarks.generation._backend import Backend, BackendBase, check_seeds
 
 BACKENDS: Registry[type[BackendBase]] = Registry(
     "backend kind",
@@ -151,7 +151,8 @@ class BackendSpec:
                 for f in dataclasses.fields(self.options)
                 if not f.metadata.get("operational")
             }
-        return {"kind": self.kind, "model": self.model, **options}
+        content = backend_class(self.kind).content_identity(self)
+        return {"kind": self.kind, "model": self.model, **options, **content}
 
     @property
     def label(self) -> str:
@@ -177,14 +178,16 @@ def model_flag_specs(names: Sequence[str]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def check_models(specs: Iterable[Any]) -> None:
+def check_models(specs: Iterable[Any], seeds: Sequence[int] = ()) -> None:
     """Before a run claims its directory: every model it will use can be reached
     (`benchmarks.common.models.check_backends`: servers answer, local models are there) and
-    passes its backend's own check (`BackendBase.check`)."""
+    passes its backend's own check (`BackendBase.check`); a backend whose samples do not
+    depend on the seed is refused under several `seeds`."""
     specs = list(specs)
     check_backends(specs)
     for spec in specs:
         backend_class(spec.kind).check(spec)
+        check_seeds(backend_class(spec.kind), spec.label, seeds)
 
 
 def load_backend(spec: BackendSpec) -> Backend:

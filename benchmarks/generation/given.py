@@ -35,6 +35,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl
+from benchmarks.common.provenance import file_sha256
 from benchmarks.generation._backend import BackendBase, Request
 from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 
@@ -260,6 +261,39 @@ def read_completions(
     return sorted(records, key=lambda r: (r.model, r.task_id, r.sample_index))
 
 
+def _check_numbering(path: Path, records: Sequence[CompletionRecord]) -> None:
+    """Each task's samples are numbered 0..n-1: the completions backend serves sample i as the
+    i-th, so a missing index would be an empty completion (a failure the model never wrote),
+    e.g. in a file numbering from 1. (The bias suites score completions one by one, so their
+    indices are names and may leave gaps.)"""
+    lines: dict[str, dict[int, int]] = {}
+    for record in records:
+        lines.setdefault(record.task_id, {})[record.sample_index] = record.line
+    for task_id, given in lines.items():
+        missing = min(set(range(max(given) + 1)) - set(given), default=None)
+        if missing is not None:
+            shown = task_id if len(task_id) <= 60 else task_id[:57] + "..."
+            raise UserError(
+                f"{path} line {min(given.values())}: the samples of {shown!r} have no "
+                f"sample_index {missing} (they are {_ranges(sorted(given))}); number each "
+                "task's samples 0, 1, 2, ... or leave sample_index out."
+            )
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """`[1, 2, 3, 7]` as '1-3, 7'."""
+    parts: list[str] = []
+    start = prev = values[0]
+    for value in [*values[1:], None]:
+        if value is not None and value == prev + 1:
+            prev = value
+            continue
+        parts.append(f"{start}-{prev}" if prev > start else str(start))
+        if value is not None:
+            start = prev = value
+    return ", ".join(parts)
+
+
 # ----------------------------------------------------------------------------- the backend
 
 
@@ -289,6 +323,7 @@ class GivenCompletionsBackend(BackendBase):
     model_required = "the completions JSONL file"
     default_model = ""
     max_samples_per_call = 1 << 16
+    same_under_every_seed = True
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)
@@ -299,7 +334,7 @@ class GivenCompletionsBackend(BackendBase):
         self._unmatched: list[CompletionRecord] = []
         for record in records:
             if record.prompt is not None:
-                self._add(prompt_sha256(record.prompt), record)
+                self._add(_prompt_key(record.prompt), record)
             else:
                 self._unmatched.append(record)
         digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
@@ -308,6 +343,13 @@ class GivenCompletionsBackend(BackendBase):
     @classmethod
     def check(cls, spec: Any) -> None:
         cls._read(spec)
+
+    @classmethod
+    def content_identity(cls, spec: Any) -> dict[str, Any]:
+        """The file's sha256: a run belongs to the completions it judged, so an edited file is
+        another run (its claim is refused by name), not a resume that meets the old samples."""
+        path = Path(spec.model)
+        return {"file_sha256": file_sha256(path)} if path.is_file() else {}
 
     @staticmethod
     def _read(spec: Any) -> list[CompletionRecord]:
@@ -331,6 +373,7 @@ class GivenCompletionsBackend(BackendBase):
                 f"models ({', '.join(models[:3])}); give each its own entry with "
                 "options.of_model, or split the file."
             )
+        _check_numbering(path, records)
         return records
 
     def _add(self, prompt_hash: str, record: CompletionRecord) -> None:
@@ -351,7 +394,7 @@ class GivenCompletionsBackend(BackendBase):
                 "prompt text as `prompt` instead."
             )
         for record in self._unmatched:
-            self._add(prompt_sha256(prompt_of[record.task_id]), record)
+            self._add(_prompt_key(prompt_of[record.task_id]), record)
         self._unmatched = []
         return []
 
@@ -364,7 +407,7 @@ class GivenCompletionsBackend(BackendBase):
                 "prompts; give each line the exact prompt text as `prompt` instead."
             )
         for position, request in enumerate(requests):
-            texts = self._texts.get(request.prompt_hash)
+            texts = self._texts.get(_prompt_key(request.prompt))
             if texts is None:
                 raise UserError(
                     f"the completions file {self.path} has no completion for the prompt "
@@ -379,6 +422,12 @@ class GivenCompletionsBackend(BackendBase):
                     "(and give one seed)."
                 )
             yield position, [texts[index] for index in request.indices]
+
+
+def _prompt_key(prompt: str) -> str:
+    """How a prompt is matched: without surrounding whitespace (the format's promise), so a
+    file's prompt with another trailing newline is the run's prompt."""
+    return prompt_sha256(prompt.strip())
 
 
 def _shown(prompt: str) -> str:

@@ -428,7 +428,7 @@ class ModifierStudy:
             # The models are checked and the classifier is loaded before the run directory is
             # claimed: a wrong path must not leave behind a run whose corrected config would
             # then be refused as a different one.
-            check_models(config.models)
+            check_models(config.models, config.seeds)
             if config.passk.enabled:
                 self._passk_problems = _passk_problems(config.passk)
         timings: dict[str, float] = {}

@@ -41,7 +41,7 @@ def check_run_models(config: RunConfig) -> None:
     """Every model the run will load or call can be reached (`check_models`), the critic's
     scorer included: one sentence before any work, not an error after the perturbation and
     the critic (minutes on a CPU)."""
-    check_models(config.models)
+    check_models(config.models, config.seeds)
     if config.critic.enabled:
         scorer = config.critic.scorer
         url = getattr(scorer, "url", None)
