@@ -275,3 +275,32 @@ def test_prompts_match_without_surrounding_whitespace_and_an_edited_file_is_anot
     assert main(["run", "--config", str(config), "--completions", str(path)]) == 2
     assert "the content of a file it hashes did: a completions file?" in _error(capsys)
     assert _results(tmp_path / "run") == {"HumanEval/0": [True], "HumanEval/2": [True]}
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def test_a_dataset_where_no_problem_splits_is_refused_before_the_claim(tmp_path, capsys):
+    """Before: the run claimed its directory, ran, and ended in "there are no result rows to
+    report on; run the samples through boi execute first"."""
+    data = tmp_path / "flat.jsonl"
+    record = {
+        "task_id": "X/0",
+        "prompt": "x = 1\n",
+        "entry_point": "f",
+        "test": "",
+        "canonical_solution": "",
+    }
+    data.write_text(json.dumps(record) + "\n")
+    config = _config(tmp_path, datasets=[{"name": str(data)}])
+    assert main(["run", "--config", str(config)]) == 2
+    err = _error(capsys)
+    assert "dataset flat: none of its 1 problems splits into blocks (X/0: the prompt defines" in err
+    assert "boi execute" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_humanevalplus_data_that_is_a_folder_is_called_a_folder(tmp_path, capsys):
+    config = _config(tmp_path, datasets=[{"name": "humanevalplus", "data": str(tmp_path)}])
+    assert main(["run", "--config", str(config), "--dry-run"]) == 2
+    assert f"{tmp_path} is a folder; pass the HumanEval+" in _error(capsys)

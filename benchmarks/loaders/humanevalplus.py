@@ -146,7 +146,8 @@ def strip_contract(solution: str) -> str:
 
 def _check_file(path: Path) -> str:
     if not path.is_file():
-        raise UserError(f"{path} does not exist; pass the HumanEval+ {VERSION} .jsonl.gz file.")
+        state = "is a folder" if path.is_dir() else "does not exist"
+        raise UserError(f"{path} {state}; pass the HumanEval+ {VERSION} .jsonl.gz file.")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != SHA256:
         raise UserError(

@@ -32,6 +32,7 @@ from boi.runner.config import DatasetSpec, RunConfig, SettingSpec
 from critic.annotate import annotate_file
 from critic.scoring import load_scorer
 from critic.similarity import PlausibilityGate, read_similarities
+from perturb.blocks import split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
 
 __all__ = ["check_run_models", "load_datasets", "prompt_groups"]
@@ -97,8 +98,18 @@ def load_datasets(config: RunConfig) -> list[LoadResult]:
     for spec, result in zip(config.datasets, loaded, strict=True):
         if any(p.lineage for p in result.problems):
             _given_variants(result.problems, spec)
-        else:
-            _select(result.problems, spec)
+            continue
+        selected = _select(result.problems, spec)
+        failures = split_dataset(selected).failures
+        if selected and len(failures) == len(selected):
+            # Nothing to perturb, generate or judge: said now, not as a report with no rows.
+            task_id, reason = next(iter(failures.items()))
+            raise UserError(
+                f"dataset {spec.label}: none of its {len(selected)} problems splits into "
+                f"blocks ({task_id}: {reason}); boi run perturbs prompts it can split (a "
+                "function with its docstring, a problem statement): "
+                f"`boi blocks {spec.name}` says why."
+            )
     return loaded
 
 
