@@ -66,18 +66,18 @@ def test_the_default_keeps_humaneval_stops_and_its_cache_key():
 
 
 def test_keep_helpers_changes_the_stops_and_the_cache_key():
-    assert HELPERS.generation_stop == ("\nif __name__", "\nprint(")
+    assert HELPERS.generation_stop == ("\nif __name__", "\nprint(", "\n```")
     assert HELPERS.stop == HUMANEVAL_STOP  # the configured stops are kept as written
     assert decoding_key(HELPERS) != decoding_key(DEFAULT)
     custom = DecodingConfig(stop=["\nassert ", "\ndef ", "\n@"], keep_helpers=True)
-    assert custom.generation_stop == ("\nassert ",)
+    assert custom.generation_stop == ("\nassert ", "\n```")
     with pytest.raises(UserError, match="keep_helpers is for completion mode"):
         DecodingConfig(chat=True, keep_helpers=True)
 
 
 def test_backends_send_the_generation_stops():
     request = Request(PROMPT, prompt_sha256(PROMPT), (0,))
-    assert sampling_arguments(request, HELPERS)["stop"] == ["\nif __name__", "\nprint("]
+    assert sampling_arguments(request, HELPERS)["stop"] == ["\nif __name__", "\nprint(", "\n```"]
     assert sampling_arguments(request, DEFAULT)["stop"] == list(HUMANEVAL_STOP)
 
 
@@ -97,7 +97,7 @@ def test_the_hf_backend_stops_at_the_generation_stops(monkeypatch):
     for decoding in (DEFAULT, HELPERS):
         tiny = DecodingConfig(**{**decoding.to_json(), "max_new_tokens": 2})
         backend.complete(PROMPT, tiny, [0])
-    assert seen == [HUMANEVAL_STOP, ("\nif __name__", "\nprint(")]
+    assert seen == [HUMANEVAL_STOP, ("\nif __name__", "\nprint(", "\n```")]
 
 
 def test_helpers_the_function_calls_are_kept_and_the_rest_left_out():
@@ -140,6 +140,13 @@ def test_a_helper_cut_off_by_the_token_limit_is_truncated_not_missing():
     reading = _read(raw, HELPERS)
     assert reading.status == "extracted"
     assert "def square" in reading.completion and "unused" not in reading.completion
+
+
+def test_a_closed_fence_and_prose_after_the_code_end_it():
+    # An instruct model continuing a prompt ends its code with a fence and explains it.
+    raw = BODY + AFTER.split("assert")[0] + "check()\n```\n\nThis code defines `square`.\n"
+    reading = _read(raw, HELPERS)
+    assert reading.completion == _read(BODY + AFTER, HELPERS).completion
 
 
 def test_a_function_that_does_not_parse_is_left_as_written():

@@ -18,6 +18,10 @@ HUMANEVAL_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#")
 # ...") as often as its examples. A main guard, a top-level print (and anything else in
 # `stop`) define nothing the function can call, so generation still ends there.
 HELPER_STARTS = ("\ndef ", "\nclass ", "\nasync def ", "\n@", "\n#")
+# ... and what `keep_helpers` adds: a markdown fence at column 0 is never Python, so the module
+# ends there. An instruct model continuing a prompt closes its code with one and then explains
+# it in prose until max_new_tokens, which HumanEval's `\n#` never let it reach.
+CODE_ENDS = ("\n```",)
 
 DEFAULT_CHAT_INSTRUCTION = (
     "Complete the following Python function. Reply with the whole function, including its "
@@ -123,10 +127,12 @@ class DecodingConfig:
     @property
     def generation_stop(self) -> tuple[str, ...]:
         """The stop sequences generation ends at: `stop`, less the starts of a helper
-        (`HELPER_STARTS`) when `keep_helpers` reads the helpers after the function."""
+        (`HELPER_STARTS`) and with the end of the code (`CODE_ENDS`) when `keep_helpers` reads
+        the helpers after the function."""
         if not self.keep_helpers:
             return self.stop
-        return tuple(s for s in self.stop if s not in HELPER_STARTS)
+        kept = tuple(s for s in self.stop if s not in HELPER_STARTS)
+        return kept + tuple(s for s in CODE_ENDS if s not in kept)
 
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes a sample's text (all but `n`), normalised so that settings
