@@ -80,7 +80,8 @@ def test_every_output_shares_the_run_directory_manifest_shape(dataset, tmp_path)
     assert manifest_path == tmp_path / "api.jsonl.manifest.json" and api_out.is_file()
     perturbed = _read(manifest_path)
     _assert_shared(perturbed, "transforms")
-    assert perturbed["inputs"]["dataset"]["path"] == str(dataset) and perturbed["summary"]
+    # recorded portably: a file outside the working directory by its name (issue 44, item 6)
+    assert perturbed["inputs"]["dataset"]["path"] == dataset.name and perturbed["summary"]
     keys["perturb (API)"] = set(perturbed)
     # ... and through the CLI: the same shape, no `.meta.json` any more.
     cli_out = tmp_path / "cli.jsonl"
@@ -99,7 +100,7 @@ def test_every_output_shares_the_run_directory_manifest_shape(dataset, tmp_path)
     annotate_file(api_out, scored, tiny_scorer(), PlausibilityGate(), log=lambda _: None)
     critic = _read(tmp_path / "scored.jsonl.manifest.json")
     _assert_shared(critic, "scorer")
-    assert critic["inputs"]["input"]["path"] == str(api_out) and critic["stats"]["scored"] == 10
+    assert critic["inputs"]["input"]["path"] == api_out.name and critic["stats"]["scored"] == 10
     keys["critic"] = set(critic)
 
     # boi finetune build-data.

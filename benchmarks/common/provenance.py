@@ -104,22 +104,74 @@ def prompts_sha256(prompts: Iterable[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
+PATH_KEYS = frozenset(
+    {
+        "name", "path", "data", "model", "keyword_file", "embedder", "code_vocabulary", "completions",
+        "template_file", "modifiers", "dimensions", "attributes_file", "mitigation_file",
+        "corpus", "base_model", "train_file", "output_dir",
+    }
+)  # fmt: skip
+"""Config keys whose values may be paths (a dataset's `name` may be its file; names that are
+not absolute paths stay as they are): what a record writes of them is `portable_path`'s. `out_dir` is not among them: the run layer spells
+it (`benchmarks.study.claim_study`), since a run is claimed by that spelling."""
+
+
+def portable_path(value: str, base: str | os.PathLike[str] | None = None) -> str:
+    """`value` as a record may keep it: a relative path (or a name) as given; an absolute one
+    relative to `base` (default: the working directory) when it lies under it, else only its
+    last part. A record says what reproduces a run (digests say which content), never a
+    machine's home directory or layout."""
+    expanded = os.path.expanduser(value)
+    if not os.path.isabs(expanded):
+        return value
+    root = os.path.abspath(base if base is not None else os.getcwd())
+    absolute = os.path.abspath(expanded)
+    if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, root)
+    return os.path.basename(absolute.rstrip(os.sep)) or value
+
+
+def portable_config(config: Any, base: str | os.PathLike[str] | None = None) -> Any:
+    """`config` (JSON data) with the values of `PATH_KEYS` made `portable_path`s."""
+    if isinstance(config, Mapping):
+        return {
+            key: (
+                portable_path(os.fspath(value), base)
+                if key in PATH_KEYS and isinstance(value, str | os.PathLike)
+                else portable_config(value, base)
+            )
+            for key, value in config.items()
+        }
+    if isinstance(config, list | tuple):
+        return [portable_config(item, base) for item in config]
+    return config
+
+
+def portable_command(argv: list[str]) -> list[str]:
+    """The command line as a record keeps it: the program by name, absolute paths portable."""
+    if not argv:
+        return []
+    program = os.path.basename(argv[0])
+    return [program, *(portable_path(a) if os.path.isabs(a) else a for a in argv[1:])]
+
+
 def run_record(
     config: Any, inputs: Mapping[str, str | os.PathLike[str]] | None = None
 ) -> dict[str, Any]:
     """What describes a run: config and hash, input files with their sha256, package versions,
-    git revision, command, time. A file that records it whole writes `provenance_record`."""
+    git revision, command, time. A file that records it whole writes `provenance_record`.
+    Input paths and the command's paths are `portable_path`s: no machine's absolute paths."""
     return {
         "config": config,
         "config_hash": config_hash(config),
         "inputs": {
-            name: {"path": str(path), "sha256": file_sha256(path)}
+            name: {"path": portable_path(os.fspath(path)), "sha256": file_sha256(path)}
             for name, path in (inputs or {}).items()
             if Path(path).is_file()
         },
         "versions": package_versions(),
         "git": git_revision(),
-        "command": sys.argv,
+        "command": portable_command(sys.argv),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -165,6 +217,9 @@ def write_output_manifest(
     """Write the provenance of `output` (`provenance_record`) atomically beside it as
     `OUTPUT.manifest.json`, or at `path` (a folder output's own manifest); returns where."""
     target = Path(path) if path is not None else output_manifest_path(output)
-    manifest = provenance_record(config, inputs, record=record)
+    # A sidecar is never hashed again: its config is recorded with portable paths.
+    manifest = provenance_record(
+        portable_config(config), inputs, digest=config_hash(config), record=record
+    )
     write_text_atomic(target, json.dumps(manifest, indent=2, default=str) + "\n")
     return target

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import config_hash
+from benchmarks.common.provenance import config_hash, portable_path
 from benchmarks.common.rundir import RunDir, claim_run_dir, read_marker, recorded_spelling
 from benchmarks.study.shards import Shard, parse_shard
 
@@ -88,6 +88,9 @@ class ClaimSpec:
     """Why the hash can differ with no config key changed (an input hashed into it)."""
     also_accepted: tuple[str, ...] = ()
     """Older hashes of this same run (directories written before the identity changed)."""
+    recorded: dict[str, Any] | None = None
+    """The config as the manifest records it when that is not `config` (paths made portable,
+    `benchmarks.common.provenance.portable_config`); its hashes are `digest` and `work_hash`."""
 
 
 @dataclass
@@ -293,7 +296,8 @@ def _claim_checks(study: Study, shard: Shard | None) -> tuple[Path, ClaimSpec, s
     out = Path(study.config.out_dir)
     # `./runs/x`, `runs/x/` and the absolute path name one directory, and the one holding the
     # manifest is the run: its identity is hashed with out_dir as the run first spelled it.
-    spec = study.claim_spec(recorded_spelling(out, study.config.out_dir))
+    # A new run spells it portably (relative, or its name: no machine's absolute path).
+    spec = study.claim_spec(recorded_spelling(out, portable_path(study.config.out_dir)))
     recorded = read_marker(out) if out.is_dir() else None
     digest = spec.digest
     if recorded is not None and recorded.get("config_hash") in spec.also_accepted:
@@ -322,7 +326,7 @@ def claim_study(
     out, spec, digest = _claim_checks(study, shard)
     return RunDir.claim(
         out,
-        spec.config,
+        spec.config if spec.recorded is None else spec.recorded,
         digest=digest,
         inputs=spec.inputs,
         record={

@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import config_hash, file_sha256
+from benchmarks.common.provenance import config_hash, file_sha256, portable_config
 from benchmarks.execution import ExecutionConfig
 from benchmarks.generation import BackendSpec, DecodingConfig
 from benchmarks.loaders import dataset_help
@@ -223,7 +223,7 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
 _LATER_OPTIONS: dict[str, Any] = {"random_seeds": 1, "keyword_file": None}
 
 
-def run_identity(config: RunConfig) -> dict[str, Any]:
+def run_identity(config: RunConfig, *, portable: bool = True) -> dict[str, Any]:
     """The config as far as it decides the run's numbers: each model without the options that
     only decide how requests travel (`BackendSpec.identity_mapping`: timeouts, concurrency,
     retries, a pool's servers). A run directory belongs to this, so it resumes after such an
@@ -235,7 +235,9 @@ def run_identity(config: RunConfig) -> dict[str, Any]:
     for key, old_behaviour in _LATER_OPTIONS.items():
         if identity.get(key) == old_behaviour:
             del identity[key]
-    return identity
+    # Hashed as the manifest records it (paths portable, `portable_config`), so that a run is
+    # the same run from its manifest alone (a merge rebuilds it so) on any machine.
+    return dict(portable_config(identity)) if portable else identity
 
 
 def run_hash(config: RunConfig) -> str:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, prompts_sha256
+from benchmarks.common.provenance import config_hash, portable_config, prompts_sha256
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
 from benchmarks.generation import GenerationCache, SamplingTotals, load_backend
@@ -28,7 +28,7 @@ from benchmarks.study import (
     estimate_study,
     run_study,
 )
-from boi.runner.config import RunConfig, load_run_config, run_hash, work_hash
+from boi.runner.config import RunConfig, load_run_config, run_hash, run_identity, work_hash
 from boi.runner.report import build_run_report, summary_line
 from boi.runner.stages import (
     _critic_gate,
@@ -79,8 +79,13 @@ class RobustnessStudy:
                 **({"keyword_file": config.keyword_file} if config.keyword_file else {}),
             },
             record={"seeds": list(config.seeds), **self._prompt_digests()},
-            # Written when the hash covered every option (before run_identity): still this run.
-            also_accepted=(config_hash(config.to_json()),),
+            # Written when the hash covered every option (before run_identity), or its paths as
+            # typed (before they were recorded portably): still this run.
+            also_accepted=(
+                config_hash(config.to_json()),
+                config_hash(run_identity(config, portable=False)),
+            ),
+            recorded=portable_config(config.to_json()),
         )
 
     def _prompt_digests(self) -> dict[str, Any]:
@@ -120,6 +125,8 @@ class RobustnessStudy:
         problems = {v.task_id: v for v in variants if owned(v.source_task_id)}
         results: list[dict[str, Any]] = []
         generation_totals = SamplingTotals()
+        # Each model as generation knows it (a local folder's content digest, not its path).
+        identities: dict[str, str] = {}
         for spec in config.models:
             label = spec.label
             with stage(f"load {label}", log, run.timings, "boi run"):
@@ -129,6 +136,7 @@ class RobustnessStudy:
                 # whole run's.
                 for note in backend.prepare(variants):
                     log(f"  {note}")
+                identities[label] = backend.identity  # known once prepared (reference's)
             for setting in config.settings:
                 samples, totals = _sample_setting(
                     config, run.dir, backend, label, setting, problems, dataset_of, log
@@ -149,7 +157,9 @@ class RobustnessStudy:
         if run.shard is not None:
             return StudyOutcome(out, "", "", generation)
         with stage("report", log, run.timings, "boi run"):
-            return self._outcome(out, results, problems, similarity, generation)
+            outcome = self._outcome(out, results, problems, similarity, generation)
+        outcome.record["model_identities"] = identities
+        return outcome
 
     def _outcome(
         self,
@@ -162,7 +172,13 @@ class RobustnessStudy:
         paths = build_run_report(self.config, out, results, problems, similarity)
         table = Path(paths.table_md).read_text(encoding="utf-8")
         summary = summary_line(out, Path(paths.table_json), results, generation)
-        record = {"report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+        # Inside the run directory, which is the run wherever it is moved.
+        record = {
+            "report": {
+                k: None if v is None else os.path.relpath(v, out)
+                for k, v in dataclasses.asdict(paths).items()
+            }
+        }
         return StudyOutcome(out, table, summary, generation, record, paths)
 
     def estimate(self, log: Callable[[str], None]) -> Estimate:
