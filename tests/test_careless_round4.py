@@ -6,6 +6,8 @@ nothing the user named as input is written; no bad input ends in exit 0 or a wro
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +306,56 @@ def test_humanevalplus_data_that_is_a_folder_is_called_a_folder(tmp_path, capsys
     config = _config(tmp_path, datasets=[{"name": "humanevalplus", "data": str(tmp_path)}])
     assert main(["run", "--config", str(config), "--dry-run"]) == 2
     assert f"{tmp_path} is a folder; pass the HumanEval+" in _error(capsys)
+
+
+# --------------------------------------------------------------------------- reused generations
+
+# Opens for writing of the paths a test watches, seen through the interpreter's audit hook (a
+# hook cannot be removed, so it is added once and watches only while a test fills the set).
+_WATCHED: set[str] = set()
+_WRITES: list[str] = []
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_TRUNC | os.O_CREAT
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and _WATCHED and isinstance(args[0], str | os.PathLike):
+        path = os.path.realpath(os.fspath(args[0]))
+        mode, flags = args[1], args[2]
+        if path in _WATCHED and (
+            (isinstance(mode, str) and set(mode) & set("wax+")) or flags & _WRITE_FLAGS
+        ):
+            _WRITES.append(f"{path} opened with mode {mode!r}, flags {flags:#o}")
+
+
+sys.addaudithook(_audit)
+
+
+def test_a_reused_generation_cache_is_only_read(tmp_path, capsys):
+    """`--reuse-generations FILE` names another run's cache: before, it was opened for
+    appending and its torn last line cut, and a read-only cache was refused."""
+    first = _config(tmp_path)
+    assert main(["run", "--config", str(first)]) == 0
+    source = tmp_path / "other-generations.jsonl"
+    source.write_bytes(
+        (tmp_path / "run" / "generations.jsonl").read_bytes() + b'{"key": "abc", "raw": "de'
+    )
+    os.utime(source, (1_000_000_000, 1_000_000_000))
+    source.chmod(0o444)
+    before = source.read_bytes()
+    capsys.readouterr()
+    _WRITES.clear()
+    _WATCHED.add(os.path.realpath(source))
+    try:
+        second = _config(tmp_path, out_dir=str(tmp_path / "second"))
+        assert main(["run", "--config", str(second), "--reuse-generations", str(source)]) == 0
+    finally:
+        _WATCHED.clear()
+    assert _WRITES == []
+    assert source.read_bytes() == before
+    assert source.stat().st_mtime == 1_000_000_000
+    captured = capsys.readouterr()
+    assert "0 generated (2 from cache)" in captured.out
+    assert "other-generations.jsonl line 3 is cut off" in captured.err  # skipped, said
+    # What was reused is in this run's own cache.
+    own = (tmp_path / "second" / "generations.jsonl").read_text().splitlines()
+    assert len(own) == 2

@@ -313,14 +313,29 @@ class KeyedLog:
         self.path = Path(path)
         self._log = JsonlAppender(self.path)
         self._values: dict[str, Any] = {}
-        for record in self._log.existing:
-            key = key_of(record)
-            if key is None:
-                if what:
-                    self._log.close()
-                    raise UserError(f"{self.path} has a line that {what}")
-                continue
+        try:
+            records = _keyed(self.path, self._log.existing, key_of, what)
+        except UserError:
+            self._log.close()
+            raise
+        for key, record in records:
             self._values[key] = value_of(record)
+
+    @staticmethod
+    def read(
+        path: str | os.PathLike[str],
+        key_of: Callable[[dict[str, Any]], str | None],
+        *,
+        what: str = "",
+    ) -> list[dict[str, Any]]:
+        """The records of a log someone else keeps (another run's cache given as input), read
+        only: the file is opened for reading alone, never appended to or cut, so a read-only
+        file is read as any other, and a torn last line is skipped with a note instead of
+        dropped from the file. Records `key_of` does not read are refused (`what`) or skipped,
+        as when the log is opened."""
+        path = Path(path)
+        existing = [obj for _, obj in iter_jsonl(path, tolerate_torn_tail=True)]
+        return [record for _, record in _keyed(path, existing, key_of, what)]
 
     @property
     def existing(self) -> list[dict[str, Any]]:
@@ -353,3 +368,22 @@ class KeyedLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _keyed(
+    path: Path,
+    records: list[dict[str, Any]],
+    key_of: Callable[[dict[str, Any]], str | None],
+    what: str,
+) -> list[tuple[str, dict[str, Any]]]:
+    """(key, record) for each record of a keyed log that `key_of` reads; one it does not is
+    refused in one sentence when `what` says what such a line lacks, skipped otherwise."""
+    keyed: list[tuple[str, dict[str, Any]]] = []
+    for record in records:
+        key = key_of(record)
+        if key is None:
+            if what:
+                raise UserError(f"{path} has a line that {what}")
+            continue
+        keyed.append((key, record))
+    return keyed

@@ -39,21 +39,21 @@ def sample_key(identity: str, prompt_hash: str, decoding_hash: str, index: int) 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_NOT_A_CACHE = "lacks 'key' and 'raw', so it is not a generation cache: pass another cache path."
+
+
+def _key_of(record: dict[str, Any]) -> str | None:
+    """A cache line's key, or None for a line that is not a generation cache's."""
+    key, raw = record.get("key"), record.get("raw")
+    return key if isinstance(key, str) and isinstance(raw, str) else None
+
+
 class GenerationCache:
     """Raw completions on disk, one JSON line per sample; reading drops a torn last line."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._log = KeyedLog(
-            self.path,
-            lambda r: (
-                r["key"]
-                if isinstance(r.get("key"), str) and isinstance(r.get("raw"), str)
-                else None
-            ),
-            lambda r: r["raw"],
-            what="lacks 'key' and 'raw', so it is not a generation cache: pass another cache path.",
-        )
+        self._log = KeyedLog(self.path, _key_of, lambda r: r["raw"], what=_NOT_A_CACHE)
 
     def __len__(self) -> int:
         return len(self._log)
@@ -71,16 +71,18 @@ class GenerationCache:
         """Copy into this cache the samples of another cache file (another run's
         `generations.jsonl`) that it lacks; returns how many. Keys hold the backend identity,
         the prompt, the decoding and the sample index, so a copied sample is used only where
-        this run asks for exactly that sample: nothing is reused by mistake."""
+        this run asks for exactly that sample: nothing is reused by mistake.
+
+        The other file is an input of this run: it is only read (`KeyedLog.read`), never opened
+        for appending, so a read-only cache is reused and a torn last line stays in it."""
         source = Path(path)
         if not source.is_file():
             raise UserError(f"{source} is not a file; pass another run's generations.jsonl.")
         if source.resolve() == self.path.resolve():
             return 0
         added = 0
-        with GenerationCache(source) as other:
-            for record in other._log.existing:
-                added += self._log.put(record["key"], record["raw"], record)
+        for record in KeyedLog.read(source, _key_of, what=_NOT_A_CACHE):
+            added += self._log.put(record["key"], record["raw"], record)
         return added
 
     def close(self) -> None:
