@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common.errors import UserError  # noqa: E402
 from benchmarks.execution._run import trusted_prefix  # noqa: E402
 from benchmarks.execution._tests_side import (  # noqa: E402
-    _FAILED_NAME,
+    _ASSERTS_NAME,
+    _Asserts,
     _call_plan,
     _compile_every_assert,
     _encode_call,
@@ -92,7 +93,7 @@ def calls_of(
         answer = reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
         return answer if answer_with_reference else _wrong(answer)
 
-    tests: dict[str, Any] = {_FAILED_NAME: lambda error: None}
+    tests: dict[str, Any] = {_ASSERTS_NAME: _Asserts()}
     exec(compile(problem.prompt, "<prompt>", "exec"), tests)
     tests[problem.entry_point] = candidate
     ended = "completed"

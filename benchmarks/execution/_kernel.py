@@ -59,6 +59,34 @@ libc.prctl.argtypes = [
 ]
 
 
+# glibc's mallopt parameters.
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+
+
+def fix_malloc(threshold: int) -> bool:
+    """Make glibc's malloc map every block of `threshold` bytes or more on its own (unmapped
+    when freed) and give back the free top of its heap past `threshold` bytes, instead of
+    raising both limits as large blocks come and go (its default). False where the C library
+    has no mallopt (musl) or refuses."""
+    try:
+        mallopt = libc.mallopt
+    except AttributeError:
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(M_MMAP_THRESHOLD, threshold)) and bool(mallopt(M_TRIM_THRESHOLD, threshold))
+
+
+def malloc_trim() -> None:
+    """Give the free pages of malloc's heap back to the kernel (glibc; nothing elsewhere)."""
+    try:
+        trim = libc.malloc_trim
+    except AttributeError:
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)
+
+
 def check(ret: int, what: str) -> None:
     if ret != 0:
         err = ctypes.get_errno()

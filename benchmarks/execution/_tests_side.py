@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import json
 import os
+import resource
 import signal
 import socket
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if __package__:  # imported as benchmarks.execution._tests_side (the tests); in the worker, the
@@ -61,30 +63,38 @@ def _make_proxy(
     calls_fd: int,
     replies_fd: int,
     plan: list[str],
-) -> object:
-    """The function the tests call: each call crosses to the candidate's process and back
-    (calls written to `calls_fd`, replies read from `replies_fd`).
+    budget: int,
+) -> tuple[Any, Callable[[], None]]:
+    """The function the tests call, each call crossing to the candidate's process and back
+    (calls written to `calls_fd`, replies read from `replies_fd`), and the run's end (`finish`).
 
     `plan` (encoded calls, see `_call_plan`) lists the calls the tests will make first, in
     order, known before they run: they go to the candidate as batches, one message each, and
     its replies are read as the tests make those calls. The proxy's `__boi_plan__` lets the
     tests announce calls the same way (HumanEval+'s `_plus_check_all` announces its inputs).
-    Planned calls the tests skip (an assert whose condition raised skips its message's calls)
-    have their replies read and dropped; a call the plan does not hold (a test it misread)
-    drops the rest of the plan the same way and goes alone. Either way the candidate has been
-    sent the same batches and is sent the same calls after them: what it observes does not
-    depend on its answers."""
+    Planned calls the tests skip have their replies read and dropped; a call the plan does not
+    hold (a test it misread) drops the rest of the plan the same way and goes alone. Either way
+    the candidate has been sent the same batches and is sent the same calls after them: what
+    it observes does not depend on its answers.
+
+    The replies of one run may add up to `budget` bytes: a reply that announces more is not
+    read (a violation: the candidate's doing), so that no candidate can push the trusted side's
+    memory past what the budget allows. However the tests end (they held, failed, or stopped
+    at a violation), `finish` reads and drops every reply still owed for calls sent, without
+    decoding it: the candidate sees all its replies taken, then no further call, the same end
+    whatever its answers were and whatever ended the run."""
     names = frozenset(classes)
     calls = _wire.Channel(calls_fd, plain=True)
     replies = _wire.Channel(replies_fd, plain=True)
     planned: list[str] = list(plan)
-    position = {"sent": 0, "next": 0}  # calls of `planned` sent to the candidate, and answered
+    # Calls of `planned` sent to the candidate and answered; replies owed for calls sent.
+    position = {"sent": 0, "next": 0, "owed": 0}
 
     def violation(reason: str) -> _Violation:
         violations.append(reason[: _wire.MAX_REASON])
         return _Violation(violations[0])
 
-    def post(message: str) -> None:
+    def post(message: str, count: int) -> None:
         data = message.encode("utf-8", "surrogatepass")
         if len(data) > _wire.MAX_MESSAGE:
             raise TypeError(f"a call of {len(data)} bytes cannot cross to the candidate")
@@ -92,27 +102,48 @@ def _make_proxy(
             calls.send_frame(data)
         except OSError:
             raise violation("the candidate's process ended during a call") from None
+        position["owed"] += count
 
     def receive() -> object:
         try:
-            return replies.receive(max_containers=_wire.MAX_REPLY_CONTAINERS)
+            reply = replies.receive(
+                max_containers=_wire.MAX_REPLY_CONTAINERS, max_bytes=budget - replies.received
+            )
         except (EOFError, OSError):
+            position["owed"] = 0
             raise violation("the candidate's process ended during a call") from None
+        except _wire.OverBudget as err:  # left unread, for `finish` to drop
+            raise violation(
+                f"the candidate sent a reply too large for the tests' side ({err}; its "
+                f"replies may come to {budget} bytes in a run)"
+            ) from None
         except Exception as err:  # bad JSON, too deep (RecursionError), too large, ...
+            position["owed"] -= 1
             raise violation(
                 f"the candidate sent a malformed reply ({type(err).__name__}: {err})"[:200]
             ) from None
+        position["owed"] -= 1
+        return reply
+
+    def drop() -> None:
+        """Read the next reply owed and drop it, undecoded."""
+        try:
+            replies.skip()
+        except (EOFError, OSError):
+            position["owed"] = 0
+            raise violation("the candidate's process ended during a call") from None
+        position["owed"] -= 1
 
     def send_plan_through(last: int) -> None:
         """Send the plan's batches up to the one that holds call `last`."""
         while position["sent"] <= last:
             batch = _batch(planned, position["sent"])
-            post('{"batch": [' + ", ".join(batch) + "]}")
+            post('{"batch": [' + ", ".join(batch) + "]}", len(batch))
             position["sent"] += len(batch)
 
     def drop_plan() -> None:
         for _ in range(position["sent"] - position["next"]):
-            receive()
+            drop()
         planned.clear()
         position["sent"] = position["next"] = 0
 
@@ -144,11 +175,11 @@ def _make_proxy(
             found = planned.index(message, index)
         except ValueError:
             drop_plan()
-            post(message)
+            post(message, 1)
         else:
             send_plan_through(found)
             for _ in range(found - index):  # planned calls the tests did not make
-                receive()
+                drop()
             position["next"] = found + 1
         reply = receive()
         if type(reply) is not dict:
@@ -170,9 +201,18 @@ def _make_proxy(
             ) from None
         return result
 
+    def finish() -> None:
+        """The end of the run: every reply still owed is read and dropped (until the
+        candidate's process ends, if it does first)."""
+        while position["owed"] > 0:
+            try:
+                drop()
+            except _Violation:
+                break
+
     candidate.__name__ = candidate.__qualname__ = entry_point
     candidate.__boi_plan__ = announce  # type: ignore[attr-defined]
-    return candidate
+    return candidate, finish
 
 
 def _encode_call(args: list, kwargs: dict, names: frozenset[str]) -> str:
@@ -341,6 +381,8 @@ def _serve_tests(control: int) -> None:
     recursion_limit = sys.getrecursionlimit()
     home = os.getcwd()
     finished: list[int] = []  # the last run's pipe ends, closed once its candidate is dead
+    _kernel.fix_malloc(_MALLOC_THRESHOLD)
+    _after_run()  # the first run starts from where every later one does
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
@@ -360,6 +402,7 @@ def _serve_tests(control: int) -> None:
         sys.setrecursionlimit(recursion_limit)
         os.chdir(home)
         verdict = _run_tests(job, *fds)
+        _after_run()
         # Kept open until the next run comes, by when the jobs process has killed this run's
         # candidate: it never sees its calls end (an end it could time, or tell from an
         # early one), it is killed while waiting for the next.
@@ -372,11 +415,30 @@ def _serve_tests(control: int) -> None:
             os._exit(0)
 
 
-def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
+# Blocks from this size up are mapped on their own and unmapped when freed (see `_after_run`).
+_MALLOC_THRESHOLD = 128 * 2**10
+
+
+def _after_run() -> None:
+    """What one run allocated goes before the next run starts: the reference cycles it left
+    (a prefix's classes, the tests' own) are collected now, not whenever a full collection
+    comes, and the memory freed goes back to the kernel. Why: the tests process's memory
+    between runs must not depend on what an earlier run received or how its answers fared;
+    else a neighbour could leave too little for a later correct sample's replies, or a later
+    candidate sense what an earlier one left."""
+    gc.collect()
+    _kernel.malloc_trim()
+
+
+def _run_tests(job: dict, calls_fd: int, replies_fd: int, budget: int | None = None) -> bytes:
     """One run of the tests: the prompt's prefix and the tests, calling the candidate by proxy.
-    Returns b"P" when they held, else b"F" and the reason."""
+    Returns b"P" when they held, else b"F" and the reason. The candidate's replies may add up
+    to `budget` bytes (by default a share of this process's address-space cap:
+    `_wire.REPLY_BUDGET_SHARE`)."""
     namespace: dict = {}
     violations: list[str] = []
+    asserts = _Asserts()
+    finish: Callable[[], None] | None = None
     verdict = b"P"
     try:
         compiled = _compiled(job["prefix"], job["test"], job["entry_point"])
@@ -386,73 +448,176 @@ def _run_tests(job: dict, calls_fd: int, replies_fd: int) -> bytes:
             for name in job.get("prefix_classes", ())
             if isinstance(namespace.get(name), type)
         }
-        proxy = _make_proxy(
-            job["entry_point"], classes, violations, calls_fd, replies_fd, compiled.plan
+        proxy, finish = _make_proxy(
+            job["entry_point"],
+            classes,
+            violations,
+            calls_fd,
+            replies_fd,
+            compiled.plan,
+            reply_budget() if budget is None else budget,
         )
         # Bound before the tests run: MBPP tests of a function called `check` capture it as a
         # default argument while their own `check` is defined.
         namespace[job["entry_point"]] = proxy
-        failures: list[BaseException] = []
-        namespace[_FAILED_NAME] = failures.append
+        namespace[_ASSERTS_NAME] = asserts
         exec(compiled.test, namespace)
         namespace["check"](proxy)
-        if failures:
-            raise failures[0]
+        if asserts.failed:
+            verdict = b"F" + asserts.first_failure()
     except BaseException as err:
         verdict = b"F" + _wire.reason(err)
         if isinstance(err, _Violation):
             verdict = b""  # reported as the violation itself, below
+    if finish is not None:
+        finish()
     if violations and (verdict == b"P" or not verdict):
         # A violation can never pass. Tests that caught it and failed with their own reason
         # keep that reason (a fairness test names the input the candidate died on).
         verdict = b"F" + violations[0].encode("utf-8", "backslashreplace")[: _wire.MAX_REASON]
-    namespace.clear()  # the run's objects go now, not whenever a collection finds the cycles
+    namespace.clear()
     return verdict
 
 
-# The name the rewritten tests call with each failed assert (see _compile_every_assert).
-_FAILED_NAME = "__boi_assert_failed__"
+def reply_budget() -> int:
+    """The bytes a run's replies may add up to in this process: a share of its address-space
+    cap (of 2 GiB where it has none: the tests of this module run the trusted side
+    in-process)."""
+    cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if cap == resource.RLIM_INFINITY:
+        cap = 2 * 2**30
+    return cap // _wire.REPLY_BUDGET_SHARE
+
+
+class _Asserts:
+    """The outcomes of a run's asserts, kept as bounded text, never as exceptions.
+
+    Why text: an exception keeps its traceback, the traceback the tests' frames, and those
+    whatever the tests held (the candidate's replies among them), in a reference cycle that
+    outlives the run until a full collection. The tests process's memory would then depend on
+    whether the answers were wrong (a failed assert kept its message, a held one did not), in
+    this run and in later ones: something a candidate near a memory limit could observe, and a
+    neighbour's failures could make a later correct sample fail. So every assert, held or
+    not, does the same work: its message is evaluated (also when its condition raised), the
+    text of its failure is made (`_wire.reason`, MAX_REASON bytes at most) and copied into one
+    of two buffers made when the run starts: the first failure's, or a spare one.
+    """
+
+    __slots__ = ("_first", "_length", "_spare", "failed")
+
+    def __init__(self) -> None:
+        self.failed = False
+        self._length = 0
+        self._first = bytearray(_wire.MAX_REASON)
+        self._spare = bytearray(_wire.MAX_REASON)
+
+    @staticmethod
+    def held(condition: object) -> bool:
+        """Whether the condition held (its truth, as `assert` takes it)."""
+        return True if condition else False
+
+    @staticmethod
+    def raised(error: BaseException) -> bytes:
+        """The condition raised: that is the failure, whatever the message says."""
+        return _wire.reason(error)
+
+    def end(self, held: bool | bytes, *message: object) -> None:
+        """The assert's end, once its message (if it has one) was evaluated."""
+        self._keep(held, _wire.reason(AssertionError(*message)))
+
+    def end_raised(self, held: bool | bytes, error: BaseException) -> None:
+        """The message raised (the failure where the condition did not hold)."""
+        self._keep(held, _wire.reason(error))
+
+    def _keep(self, held: bool | bytes, text: bytes) -> None:
+        if held is True or self.failed:
+            self._spare[: len(text)] = text
+        else:
+            kept = text if held is False else held
+            self._first[: len(kept)] = kept
+            self._length = len(kept)
+            self.failed = True
+
+    def first_failure(self) -> bytes:
+        return bytes(self._first[: self._length])
+
+
+# The name the rewritten tests find the run's `_Asserts` under, and the names of the
+# rewritten assert's own variables (see _compile_every_assert).
+_ASSERTS_NAME = "__boi_asserts__"
+_HELD_NAME = "__boi_assert_held__"
 _ERROR_NAME = "__boi_assert_error__"
 
 
 class _EveryAssert(ast.NodeTransformer):
-    """`assert X` -> `try: assert X` / `except Exception as e: failed(e)`; and with a message,
-    `assert X, M` -> the same around `if X: M` / `else: raise AssertionError(M)`.
+    """`assert X, M` ->
 
-    Why the message too: HumanEval's tests often call the candidate again in it
-    (`assert candidate(1) == True, str(candidate(1))`), which Python evaluates only when the
-    assert fails, so that an extra call would tell the candidate it was wrong. Evaluated
-    whether or not the assert holds (its value dropped, and what it raises ignored, when it
-    holds), the message costs the same calls either way."""
+        try:
+            held = asserts.held(X)
+        except Exception as e:
+            held = asserts.raised(e)
+        try:
+            asserts.end(held, M)       # `asserts.end(held)` without a message
+        except Exception as e:
+            asserts.end_raised(held, e)
 
-    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        load = ast.Load()
-        checked: ast.stmt = node
-        if node.msg is not None:
-            message_anyway = ast.Try(
-                [ast.Expr(node.msg)],
-                [ast.ExceptHandler(ast.Name("Exception", load), None, [ast.Pass()])],
-                [],
-                [],
+    Why the message too, and even when the condition raised: HumanEval's tests often call the
+    candidate again in it (`assert candidate(1) == True, str(candidate(1))`), which Python
+    evaluates only when the assert fails, so that an extra call would tell the candidate it
+    was wrong (and a condition that raises, `candidate(1)[0] == 2` on an empty list, would
+    skip it). Evaluated whichever way the assert went, the message costs the same calls and
+    the same work (`_Asserts`) either way."""
+
+    def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
+        load, store = ast.Load(), ast.Store()
+
+        def method(name: str, *args: ast.expr) -> ast.Call:
+            return ast.Call(
+                ast.Attribute(ast.Name(_ASSERTS_NAME, load), name, load), list(args), []
             )
-            fail = ast.Raise(ast.Call(ast.Name("AssertionError", load), [node.msg], []), None)
-            checked = ast.If(node.test, [message_anyway], [fail])
-        record = ast.Expr(ast.Call(ast.Name(_FAILED_NAME, load), [ast.Name(_ERROR_NAME, load)], []))
-        handler = ast.ExceptHandler(ast.Name("Exception", load), _ERROR_NAME, [record])
-        return ast.copy_location(ast.Try([checked], [handler], [], []), node)
+
+        held, error = ast.Name(_HELD_NAME, load), ast.Name(_ERROR_NAME, load)
+        condition = ast.Try(
+            [ast.Assign([ast.Name(_HELD_NAME, store)], method("held", node.test))],
+            [
+                ast.ExceptHandler(
+                    ast.Name("Exception", load),
+                    _ERROR_NAME,
+                    [ast.Assign([ast.Name(_HELD_NAME, store)], method("raised", error))],
+                )
+            ],
+            [],
+            [],
+        )
+        message = [node.msg] if node.msg is not None else []
+        end = ast.Try(
+            [ast.Expr(method("end", held, *message))],
+            [
+                ast.ExceptHandler(
+                    ast.Name("Exception", load),
+                    _ERROR_NAME,
+                    [ast.Expr(method("end_raised", held, error))],
+                )
+            ],
+            [],
+            [],
+        )
+        return [ast.copy_location(condition, node), ast.copy_location(end, node)]
 
 
 def _compile_every_assert(test: str) -> Any:
-    """The tests, compiled so that a failed assert is recorded and the tests go on.
+    """The tests, compiled so that a failed assert is recorded (as text, `_Asserts`) and the
+    tests go on.
 
     Why: a test that stops at its first failed assert tells the candidate, by whether its next
     call comes, whether its last answer was right; a candidate that remembers that (in any
     state a later sample can read) learns a task's answers without computing them. With every
     assert run, the calls a candidate receives do not depend on its answers wherever the tests'
     inputs do not (the docs list the tests whose later inputs depend on earlier outputs). The
-    verdict is the same: the first failure, with its own exception, once the tests have ended.
-    A candidate's own exception inside an assert is a failure of that assert like any other;
-    `_Violation` (a BaseException: the candidate died or sent garbage) still ends the tests.
+    verdict is the same: the first failure, with its own exception's text, once the tests have
+    ended. A candidate's own exception inside an assert is a failure of that assert like any
+    other; `_Violation` (a BaseException: the candidate died or sent garbage) still ends the
+    tests. The rewritten tests need the run's `_Asserts` as `__boi_asserts__`.
     """
     tree = ast.fix_missing_locations(_EveryAssert().visit(ast.parse(test, "<tests>")))
     return compile(tree, "<tests>", "exec")
@@ -511,8 +676,7 @@ def _call_plan(prefix: str, test: str, entry_point: str) -> list[str]:
     every assert run to the end, `_compile_every_assert`, the calls do not depend on the
     answers either way). The plan stops at the first statement it cannot read; the calls after
     it go one by one. An assert's message is planned after its condition, as the rewritten
-    assert evaluates it; a condition that raises skips its message's calls (see
-    `_make_proxy`)."""
+    assert evaluates it (whether the condition held, failed or raised)."""
     try:
         prefix_tree = ast.parse(prefix)
         tree = ast.parse(test)

@@ -44,6 +44,13 @@ MAX_MESSAGE = 64 * 2**20
 # above any benchmark's outputs (HumanEval+'s expected outputs hold at most 25, HumanEval/87's;
 # its million-number lists are one), far below what takes the tests' side a second to decode.
 MAX_REPLY_CONTAINERS = 200_000
+# What the candidate's replies may add up to in one run, as a share of the tests process's
+# address-space cap: 1/32 (64 MiB under the default 2 GiB cap). Decoding a reply costs at most
+# about 16 bytes per byte of its text (the text, the JSON objects, the plain-data copy; a list
+# of one-character strings outside the BMP is the worst case, measured in
+# tests/test_sandbox_oracles.py), so that a run that keeps every reply stays under half of the
+# cap whatever the candidate sends, and whatever an earlier run did (see `_tests_side`).
+REPLY_BUDGET_SHARE = 32
 PLAIN_RULE = "boi-plain/1"
 # The most a verdict can hold: the pass token, or "F" and the reason.
 MAX_VERDICT = NONCE_BYTES + MAX_REASON + 64
@@ -75,6 +82,7 @@ class Channel:
         # Read ahead by `_receive_buffered`: the bytes, and where the next message starts.
         self._pending = b""
         self._start = 0
+        self.received = 0  # the bytes of the messages received (or skipped) so far
 
     # ---- bytes ---------------------------------------------------------------------------
 
@@ -169,15 +177,22 @@ class Channel:
             raise NotPlain(f"a message of {len(data)} bytes (more than {MAX_MESSAGE})")
         self.send_frame(data, deadline)
 
-    def receive(self, deadline: float | None = None, max_containers: int | None = None) -> Any:
+    def receive(
+        self,
+        deadline: float | None = None,
+        max_containers: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Any:
         """One JSON message (EOFError when the channel ends first).
 
         `max_containers` bounds the lists and objects it may hold (counted on the raw text, an
         upper bound, before any parsing): decoding costs per container, so a reply of a million
         one-element lists would keep the trusted side busy for seconds, and turn the
-        candidate's failure into a timeout."""
+        candidate's failure into a timeout. `max_bytes` (a plain channel read without a
+        deadline) bounds its size: a larger one raises OverBudget before any of it is read,
+        and is left whole for `skip`."""
         if deadline is None and self.plain:
-            body = self._receive_buffered()
+            body = self._receive_buffered(max_bytes)
         else:
             size = _HEADER.unpack(self.read(4, deadline))[0]
             if self.plain and size > MAX_MESSAGE:
@@ -187,12 +202,29 @@ class Channel:
             raise ValueError(f"a message of more than {max_containers} lists and objects")
         return json.loads(body.decode("utf-8", "surrogatepass"))
 
-    def _receive_buffered(self) -> bytes:
-        """The body of the next message of a plain exchange, read in chunks: one read usually
-        brings a whole message, and what it brings of the messages after it (a batch's
-        replies, see `_tests_side`) is kept for the next call, by offset (a batch of a thousand
-        small replies is not copied a thousand times). A message larger than the first chunk
-        is read to its end exactly."""
+    def skip(self) -> None:
+        """Read the next message of a plain exchange and drop it, a chunk at a time: what it
+        costs does not depend on its size beyond the reading (EOFError when the channel ends
+        first)."""
+        size = self._next_size()
+        self._start += 4
+        self.received += size
+        left = size - (len(self._pending) - self._start)
+        if left <= 0:
+            self._start += size
+            if self._start == len(self._pending):
+                self._pending, self._start = b"", 0
+            return
+        self._pending, self._start = b"", 0
+        while left > 0:
+            chunk = os.read(self.fd, min(left, 65536))
+            if not chunk:
+                raise EOFError("the other side closed the channel mid-message")
+            left -= len(chunk)
+
+    def _next_size(self) -> int:
+        """The size the next message of a plain exchange announces (its header read ahead,
+        nothing consumed)."""
         buffer, start = self._pending, self._start
         while len(buffer) - start < 4:
             chunk = os.read(self.fd, 65536)
@@ -200,9 +232,22 @@ class Channel:
                 mid = " mid-message" if len(buffer) > start else ""
                 raise EOFError("the other side closed the channel" + mid)
             buffer, start = buffer[start:] + chunk, 0
-        size = _HEADER.unpack_from(buffer, start)[0]
+        self._pending, self._start = buffer, start
+        return int(_HEADER.unpack_from(buffer, start)[0])
+
+    def _receive_buffered(self, max_bytes: int | None = None) -> bytes:
+        """The body of the next message of a plain exchange, read in chunks: one read usually
+        brings a whole message, and what it brings of the messages after it (a batch's
+        replies, see `_tests_side`) is kept for the next call, by offset (a batch of a thousand
+        small replies is not copied a thousand times). A message larger than the first chunk
+        is read to its end exactly."""
+        size = self._next_size()
+        if max_bytes is not None and size > max_bytes:
+            raise OverBudget(f"a message of {size} bytes (more than the {max_bytes} left)")
         if size > MAX_MESSAGE:
-            raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+            raise OverBudget(f"a message of {size} bytes (more than {MAX_MESSAGE})")
+        self.received += size
+        buffer, start = self._pending, self._start
         end = start + 4 + size
         if len(buffer) < end:
             try:
@@ -226,13 +271,20 @@ def pass_token(nonce: bytes) -> bytes:
 def reason(err: BaseException) -> bytes:
     """A failure's reason as a verdict carries it: "Type: message", at most MAX_REASON bytes."""
     try:
-        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        message = str(err)
+        text = f"{type(err).__name__}: {message[:MAX_REASON]}" if message else type(err).__name__
     except BaseException:
         text = type(err).__name__
-    return text.encode("utf-8", "backslashreplace")[:MAX_REASON]
+    # Cut to MAX_REASON characters first (each encodes to one byte or more): a message of
+    # megabytes costs its str(), not a copy and an encoding of all of it.
+    return text[:MAX_REASON].encode("utf-8", "backslashreplace")[:MAX_REASON]
 
 
 # --------------------------------------------------------------------------- plain data
+
+
+class OverBudget(ValueError):
+    """A message larger than what its receiver has left to take (left unread: see `skip`)."""
 
 
 class NotPlain(TypeError):

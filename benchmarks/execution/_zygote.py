@@ -126,6 +126,12 @@ _KEPT_MOUNT_FLAGS = {
     "strictatime": _kernel.MS_STRICTATIME,
 }
 
+# Where a worker with private mounts mounts its scratch tmpfs: the first of these that holds
+# none of the interpreter's paths (a virtualenv under /tmp rules /tmp out). A fixed path, not
+# the harness's temporary directory (a random name per pool): a sample's working directory is
+# then the same in every invocation, and counts or tells nothing. Each is hidden anyway.
+_SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
 # Where samples get scratch space of their own, where each can have a mount namespace (a
@@ -166,6 +172,19 @@ def _needed_paths() -> list[str]:
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
     paths += [p for p in sys.path if p]
     return [p for p in paths if os.path.exists(p)]
+
+
+def _fixed_scratch(needed: list[str]) -> str | None:
+    """The first of `_SCRATCH_MOUNTS` that is a real directory with none of `needed` beneath
+    it, or None."""
+    for path in _SCRATCH_MOUNTS:
+        if (
+            os.path.isdir(path)
+            and not os.path.islink(path)
+            and not any(_is_under(p, path) for p in needed)
+        ):
+            return path
+    return None
 
 
 def _expose(needed: list[str]) -> list[str]:
@@ -394,9 +413,7 @@ class Zygote:
         needed = _needed_paths()
         try:
             _kernel.mount(None, "/", None, _kernel.MS_REC | _kernel.MS_PRIVATE)
-            scratch = "/tmp"
-            if any(_is_under(p, scratch) for p in needed):
-                scratch = config["fallback_scratch"]
+            scratch = _fixed_scratch(needed) or config["fallback_scratch"]
             self.isolation["exposed"] = _expose(needed)
             size = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
             _kernel.mount(
@@ -894,13 +911,15 @@ class Zygote:
         verdict, timed_out = tests.verdict(deadline, guard)
         duration = time.monotonic() - started
         status = 0
+        # The candidate goes first, whatever ended the run: it never sees the tests' ends of
+        # its pipes close (a stopped tests process), which a normal end never shows it.
+        self._reap((candidate,))
         if verdict is None:
             # No verdict (the deadline passed, the guard tripped or the tests process died):
             # this tests process is not used again; how it ended explains the run.
             status = tests.stop()
             self.tests = None
             verdict = b""
-        self._reap((candidate,))
         self._clear_scratch()
         outcome = _judge(verdict, nonce, status, timed_out, timeout)
         if guard is not None and guard.tripped:
