@@ -24,7 +24,6 @@ and calls KeyBERT once with precomputed embeddings.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -53,7 +52,7 @@ TYPE_KEYWORDS: dict[str, str] = {
     "set": "set", "sets": "set",
     "number": "number", "numbers": "number", "numeric": "number",
     # The shape of the data, where the examples show it (the kind of sequence that comes in).
-    "positive": "positive", "negative": "negative", "real": "float",
+    "real": "float",
     "nested": "nested", "matrix": "nested", "grid": "nested", "dimensional": "nested",
     "row": "nested", "rows": "nested", "column": "nested", "columns": "nested",
     "lowercase": "lowercase", "uppercase": "uppercase",
@@ -61,34 +60,50 @@ TYPE_KEYWORDS: dict[str, str] = {
     "word": "words", "words": "words", "sentence": "spaced", "sentences": "spaced",
     "space": "spaced", "spaces": "spaced", "whitespace": "spaced", "whitespaces": "spaced",
     "blank": "spaced", "comma": "comma", "commas": "comma", "separated": "separated",
-    "empty": "empty",
-    "increasing": "ascending", "ascending": "ascending",
-    "decreasing": "descending", "descending": "descending",
 }  # fmt: skip
 """Words whose information an instance in the signature or the examples carries: the paper's
-type keywords, and words for the shape of the data (sign, nesting, letter case, separators,
-order), whose instance is as plain in an example as a list's brackets."""
+type keywords, and words for the shape of the data (nesting, letter case, separators), whose
+instance is as plain in an example as a list's brackets. Sign, emptiness and order are not
+here: they are constraints (`CONSTRAINT_WORDS`)."""
+
+VALUE_TYPES = frozenset(
+    {"list", "tuple", "dict", "str", "int", "float", "bool", "none", "set", "number"}
+)
+"""The `TYPE_KEYWORDS` kinds that are a value's type (not the shape of its data): a parameter's
+name recovers a word of these kinds, since the signature shows the type (see `_decide`)."""
+
+CONSTRAINT_WORDS = frozenset(
+    {
+        # sign and zero
+        "positive", "negative", "nonnegative", "nonpositive", "zero", "nonzero",
+        # emptiness
+        "empty", "nonempty",
+        # distinctness
+        "distinct", "unique", "different",
+        # order
+        "sorted", "unsorted", "ordered", "ascending", "descending", "increasing",
+        "decreasing", "nondecreasing", "nonincreasing",
+        # bounds
+        "inclusive", "exclusive", "strictly",
+        # parity and integrality of a value
+        "even", "odd", "natural",
+    }
+)  # fmt: skip
+"""Words that restrict the domain of an input or an output (its sign, emptiness, distinctness,
+order, bounds, parity): the classes, not words met in a labelled set. Their loss changes the
+task ("a list of positive integers" is not "a list of integers"), and the paper requires that a
+drop not change the description's semantics. Examples that merely agree with a constraint do
+not state it (three positive inputs do not say the input is always positive), and an embedding
+neighbour is no evidence either (a constraint's nearest words are its opposites: `positive` /
+`negative`, `even` / `odd`, `ascending` / `descending`). So a constraint word is recoverable
+only where the rest of the challenge says the word itself: the function's name (`get_positive`,
+`sort_array`), the examples' text, or an earlier occurrence (the first-occurrence rule); else
+it is not droppable (rule `constraint`)."""
 
 
 def _literal(inside: str) -> re.Pattern[str]:
     """A quoted string literal with `inside` somewhere in it."""
     return re.compile(rf"'[^'\n]*{inside}[^'\n]*'|\"[^\"\n]*{inside}[^\"\n]*\"")
-
-
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-
-
-def _monotone(evidence: str, descending: bool) -> bool:
-    """Whether a list literal of at least three numbers is in (strictly) that order."""
-    for match in re.finditer(r"\[([^\[\]]*)\]", evidence):
-        items = [item.strip() for item in match.group(1).split(",")]
-        if len(items) < 3 or not all(_NUMBER.fullmatch(item) for item in items):
-            continue
-        values = [float(item) for item in items]
-        pairs = list(itertools.pairwise(values))
-        if all((a > b) if descending else (a < b) for a, b in pairs):
-            return True
-    return False
 
 
 _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
@@ -102,8 +117,6 @@ _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "set": re.compile(r"\b[Ss]et\b|\{[^{}:]*\}"),
     "none": re.compile(r"\bNone\b|\bOptional\b"),
     "number": re.compile(r"\b(?:int|float)\b|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])"),
-    "positive": re.compile(r"(?<![\w.-])[1-9]\d*(?:\.\d+)?(?![\w.])"),
-    "negative": re.compile(r"(?<![\w.])-\d"),
     "nested": re.compile(r"\[\s*\[|\(\s*\(|\bList\[List\["),
     "lowercase": _literal("[a-z]"),
     "uppercase": _literal("[A-Z]"),
@@ -112,9 +125,7 @@ _TYPE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "spaced": _literal("[A-Za-z0-9] +[A-Za-z0-9]"),
     "comma": _literal(","),
     "separated": _literal("[A-Za-z0-9](?: +|,) *[A-Za-z0-9]"),
-    "empty": re.compile(r"\[\]|\(\)|\{\}|''|\"\"|\bOptional\b"),
 }
-_ORDER_EVIDENCE = {"ascending": False, "descending": True}
 PART_WORDS = frozenset(
     {"element", "elements", "character", "characters", "char", "chars",
      "letter", "letters", "word", "words"}
@@ -125,8 +136,7 @@ that the description's "elements" are a hint the reader could restore, so the ty
 not recover them (they stay code-related and may still be recovered by the name, the context
 or a repetition: `max_element`, "the element" said twice)."""
 SHAPE_BY_MAJORITY = frozenset(
-    {"positive", "negative", "nested", "lowercase", "uppercase", "letters", "words", "spaced",
-     "comma", "separated"}
+    {"nested", "lowercase", "uppercase", "letters", "words", "spaced", "comma", "separated"}
 )  # fmt: skip
 """Data-shape evidence that must hold for most of the example calls, not for one: a space in
 one of three example strings is a case the function handles ("keep the blank spaces"), not
@@ -334,7 +344,12 @@ class KeywordDecision:
     code: a parameter's or the function's name as written, `xs`, `lst`, or a function the
     description calls, `ord(`), `same_word` (an inflection or a stemming fragment of a
     higher-ranked droppable keyword, merged into it: see `forms`), `related_name` (only the
-    function's name recovers it, through a related word rather than the word itself)."""
+    function's name recovers it, through a related word rather than the word itself),
+    `constraint` (a word restricting a value's domain, `positive`, `empty`, `sorted`, that the
+    rest of the challenge does not say: `CONSTRAINT_WORDS`), `parameter_only` (only a
+    parameter's name recovers it and it is not the name of the parameter's type:
+    `_parameter_only`), `phrase_of_word` (a phrase beside a pick of one of its own words: the
+    same hint twice)."""
     context_token: str | None = None
     context_similarity: float | None = None
     occurrences: tuple[Occurrence, ...] = ()
@@ -388,6 +403,9 @@ class _Doc:
     context_tokens: list[str] = field(default_factory=list)
     name_free_tokens: list[str] = field(default_factory=list)
     """The context tokens that remain once the function's name is gone (as after Anonymize)."""
+    parameter_free_tokens: list[str] = field(default_factory=list)
+    """The context tokens that remain once the parameters' names are gone from the signature:
+    what recovers a word other than a parameter's name (`_decide`, rule `parameter_only`)."""
     function_pieces: tuple[str, ...] = ()
     """The lower-cased parts of the function's name (`max`, `element` of `max_element`)."""
     parameter_pieces: tuple[str, ...] = ()
@@ -508,22 +526,25 @@ def _is_english(word: str) -> bool:
     return word in TYPE_KEYWORDS or bool(lemminflect.getAllLemmas(word))
 
 
-def _signature_pieces(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...], set[str]]:
-    """The function's name parts, the parameters' names and parts, and the whole identifiers
-    (function and parameter names) of the name block."""
+def _parameters(problem: Problem) -> list[str]:
+    """The parameters' names of the name block's signature (none when it does not parse)."""
     import ast
 
     name = problem.block("name")
+    if name is None:
+        return []
+    try:
+        tree = ast.parse(name.text.strip() + "\n    pass\n")
+    except SyntaxError:
+        return []
+    return [node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)]
+
+
+def _signature_pieces(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...], set[str]]:
+    """The function's name parts, the parameters' names and parts, and the whole identifiers
+    (function and parameter names) of the name block."""
     entry = problem.entry_point or ""
-    params: list[str] = []
-    if name is not None:
-        try:
-            tree = ast.parse(name.text.strip() + "\n    pass\n")
-        except SyntaxError:
-            tree = None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.arg):
-                params.append(node.arg)
+    params = _parameters(problem)
     identifiers = {entry.lower(), *(p.lower() for p in params)} - {""}
     function = _words(entry)
     # A name piece that is not a word but an abbreviation glued to a parameter's name
@@ -649,8 +670,6 @@ def _type_evidence(problem: Problem, keyword: str) -> bool:
     if type_name is None or keyword in PART_WORDS:
         return False
     evidence = "".join(b.text for b in problem.blocks or () if b.kind in ("name", "examples"))
-    if type_name in _ORDER_EVIDENCE:
-        return _monotone(evidence, _ORDER_EVIDENCE[type_name])
     pattern = _TYPE_EVIDENCE[type_name]
     if type_name in SHAPE_BY_MAJORITY:
         name = problem.block("name")
@@ -728,6 +747,16 @@ def analyze_keywords(
             doc.name_free_tokens = [t for t in doc.context_tokens if t in kept]
         else:
             doc.name_free_tokens = list(doc.context_tokens)
+        name = doc.problem.block("name")
+        parameters = _parameters(doc.problem) if not doc.problem.is_stdio else []
+        if name is not None and parameters:
+            bare = re.sub(rf"\b(?:{'|'.join(map(re.escape, parameters))})\b", " ", name.text)
+            head, found, tail = outside.rpartition(name.text)  # the last `def` is the name block
+            kept = set(_words(head + bare + tail if found else outside))
+            kept |= {w for w in _words(inside) if w not in candidate_words}
+            doc.parameter_free_tokens = [t for t in doc.context_tokens if t in kept]
+        else:
+            doc.parameter_free_tokens = list(doc.context_tokens)
     # Embed every distinct context token and candidate once for the whole dataset.
     all_keywords = sorted({w for cands in candidates for k, _ in cands for w in [k, *k.split()]})
     embedder.embed(sorted(all_tokens) + all_keywords)
@@ -736,7 +765,11 @@ def analyze_keywords(
         decisions = [
             _decide(doc, keyword, score, config, embedder, anchors) for keyword, score in cands
         ]
-        decisions = _words_not_phrases(doc, decisions, config, embedder, anchors)
+        decisions = _without_overlaps(_words_not_phrases(doc, decisions, config, embedder, anchors))
+        # Overlaps first: a phrase and its own word at one place are one drop, already settled
+        # by rank; what is left are the two apart (the same hint twice), and the words a
+        # phrase gives way to must not overlap a pick either.
+        decisions = _phrases_beside_their_words(doc, decisions, config, embedder, anchors)
         decisions = _one_pick_per_word(_without_overlaps(decisions))
         results[id(doc)] = KeywordAnalysis(doc.problem.task_id, tuple(decisions))
     out = []
@@ -959,14 +992,25 @@ def _decide(
             **found, droppable=True, rule="repeated", occurrences=tuple(occurrences[1:])
         )
     needs_name = False
+    words = keyword.lower().split()
     evidence = (
-        [_name_evidence(doc, w) for w in keyword.split()] if not doc.problem.is_stdio else [None]
+        [_name_evidence(doc, w) for w in words] if not doc.problem.is_stdio else [None] * len(words)
     )
+    if config.context_aware and any(
+        w in CONSTRAINT_WORDS and e is None and not _said_elsewhere(doc, w)
+        for w, e in zip(words, evidence, strict=True)
+    ):
+        return KeywordDecision(**found, droppable=False, rule="constraint")
     if not config.context_aware:
         rule = "no_filter"
     elif context_similarity is not None and context_similarity > config.context_threshold:
         rule = "context"
         typed = config.type_rule and _type_evidence(doc.problem, keyword)
+        if not typed and any(
+            _parameter_only(doc, w) and not _recoverable_word(doc, w, config, embedder)
+            for w in words
+        ):
+            return KeywordDecision(**found, droppable=False, rule="parameter_only")
         needs_name = (
             not typed
             and "parameter" not in evidence
@@ -984,6 +1028,11 @@ def _decide(
         # A piece of the signature recovers every word (an inflection or an abbreviation the
         # embedder does not match: `palindromes` in `even_odd_palindrome`, `maximum` in
         # `max_element`).
+        if any(
+            e == "parameter" and _parameter_only(doc, w)
+            for w, e in zip(words, evidence, strict=True)
+        ):
+            return KeywordDecision(**found, droppable=False, rule="parameter_only")
         rule = "name"
         needs_name = "function" in evidence
     else:
@@ -995,6 +1044,33 @@ def _decide(
         occurrences=tuple(occurrences),
         needs_name=needs_name,
     )
+
+
+def _said_elsewhere(doc: _Doc, word: str) -> bool:
+    """Whether the challenge says `word` itself outside this candidate: a context token (the
+    signature, the examples, the rest of the description) is the word or an inflection of it.
+    A similar word is not enough for a constraint (`CONSTRAINT_WORDS`)."""
+    stem = _stem(word)
+    return any(_stem(token) == stem for token in doc.context_tokens)
+
+
+def _parameter_only(doc: _Doc, word: str) -> bool:
+    """Whether `word` is a word only a parameter's name may recover: not the name of a value's
+    type or of its members (`numbers` for `numbers: List[float]`, `character` for `char`: what
+    the argument is) and not a word the
+    function's name recovers. A parameter's name is a label its author gave the argument, which
+    the description defines ("each bucket has the same capacity", `capacity`); dropping the
+    definition leaves the label with nothing to say what it holds, so it recovers the
+    argument's type, not the problem's subject (`planet` for `planet1`, `grid`, `words`)."""
+    if TYPE_KEYWORDS.get(word) in VALUE_TYPES:  # `char` is a character, `numbers` numbers
+        return False
+    return not any(_recovers(piece, word) for piece in doc.function_pieces)
+
+
+def _recoverable_word(doc: _Doc, word: str, config: KeywordConfig, embedder: Embedder) -> bool:
+    """Whether a token other than a parameter's name recovers `word` (context filter)."""
+    vector = embedder.embed([word])[0]
+    return _recoverable(doc.parameter_free_tokens, word, vector, config, embedder)
 
 
 def _recoverable(
@@ -1077,6 +1153,43 @@ def _words_not_phrases(
             continue
         out.append(replace(decision, droppable=False, rule="split_phrase", occurrences=()))
         out += kept
+    return out
+
+
+def _phrases_beside_their_words(
+    doc: _Doc,
+    decisions: list[KeywordDecision],
+    config: KeywordConfig,
+    embedder: Embedder,
+    anchors: np.ndarray,
+) -> list[KeywordDecision]:
+    """A droppable phrase that shares a word (any form of it) with a droppable word, or with a
+    higher-ranked droppable phrase, is the same hint twice ("planet names" beside "planets",
+    "prime factor" beside "prime"): Drop One would remove it in two variants. The word is
+    kept, not the phrase: the paper's candidates are unigrams or bigrams, and the hint the rest
+    of the challenge recovers is the word. The phrase gives way to its words, each decided
+    alone and ranked where the phrase was (rule `phrase_of_word` on the phrase): the shared one
+    joins its pick, the other stays only where it is a hint on its own."""
+    taken = [w for d in decisions if d.droppable and len(d.keyword.split()) == 1 for w in d.words]
+    out = []
+    for decision in decisions:
+        words = decision.keyword.lower().split()
+        if len(words) < 2 or not decision.droppable:
+            out.append(decision)
+            continue
+        shared = {w for w in words if any(_same_word(w, t) for t in taken)}
+        if not shared:
+            out.append(decision)
+            taken += words
+            continue
+        out.append(replace(decision, droppable=False, rule="phrase_of_word", occurrences=()))
+        for word in words:
+            # Each word decided alone; a shared one is then merged into its pick as one more
+            # form or occurrence (`_one_pick_per_word`), so the phrase's place is not lost.
+            single = _decide(doc, word, decision.keybert_score, config, embedder, anchors)
+            if single.droppable:
+                out.append(single)
+                taken.append(word)
     return out
 
 

@@ -44,6 +44,8 @@ def test_filters_with_tiny_embedder():
             "no_context",
             "not_a_whole_word",
             "overlaps_keyword",
+            "constraint",
+            "phrase_of_word",
         }
         assert decision.best_anchor in KeywordConfig().anchors
 
@@ -218,13 +220,17 @@ def test_keyword_quality_on_the_labelled_sets(embedded, mbpp_path, code_contests
 
     labels = Path(__file__).parent / "data" / "keyword_labels"
     data = {"mbpp": mbpp_path, "code_contests": code_contests_path}
-    f1 = {}
+    scores = {}
     for name in ("labels", "heldout"):
         problems, rows = labelled_problems(labels / f"{name}.jsonl", data)
-        f1[name] = keyword_quality(problems, rows, KeywordConfig(), embedded).scores().f1
-    # 0.80 / 0.76 before issue 36's rules (words the name or the examples' data shape recover
-    # are droppable now, which these stricter labels leave out more often): 0.76 / 0.74 after.
-    assert f1["labels"] >= 0.75 and f1["heldout"] >= 0.73, f1
+        scores[name] = keyword_quality(problems, rows, KeywordConfig(), embedded).scores()
+    # Precision / F1 0.74 / 0.78 (development) and 0.66 / 0.75 (held out) before issue 44's
+    # rules (constraint words, parameter-only words, a phrase beside its word); 0.79 / 0.81 and
+    # 0.70 / 0.78 after, recall unchanged (0.84 / 0.86). The held-out set was never tuned on.
+    f1 = {name: round(s.f1, 3) for name, s in scores.items()}
+    precision = {name: round(s.precision, 3) for name, s in scores.items()}
+    assert f1["labels"] >= 0.80 and f1["heldout"] >= 0.77, f1
+    assert precision["labels"] >= 0.78 and precision["heldout"] >= 0.69, precision
 
 
 @pytest.mark.embedded
@@ -233,8 +239,10 @@ def test_two_annotator_dev_set(embedded, humaneval, mbpp_path):
     definition only (tests/data/keyword_labels/DEV.md; docs/explanation/blocks-and-keywords.md,
     "Keyword quality"): the share of the words both annotators chose that the pipeline picks
     (consensus recall) and the share of its picks at least one chose (precision against the
-    union), per dataset. 0.931 / 0.937 on HumanEval, 0.917 / 1.000 on MBPP when pinned (issue
-    36's rules; 0.873 / 0.878 and 0.900 / 0.934 before)."""
+    union), per dataset. 0.913 / 0.941 on HumanEval, 0.917 / 1.000 on MBPP when pinned (issue
+    44's rules; 0.931 / 0.937 with issue 36's, whose data-shape rule recovered `positive` and
+    `increasing` from examples that agree with them, which these annotators accepted and the
+    paper's "semantics unchanged" does not; 0.873 / 0.878 and 0.900 / 0.934 before those)."""
     from pathlib import Path
 
     from perturb.keyword_quality import droppable_by_task, labelled_problems, two_annotator_quality
@@ -247,7 +255,7 @@ def test_two_annotator_dev_set(embedded, humaneval, mbpp_path):
     he, mb = quality.scores("humaneval"), quality.scores("mbpp")
     assert (he.problems, mb.problems) == (40, 20)
     assert round(he.agreement, 3) == 0.892 and round(mb.agreement, 3) == 0.930
-    assert he.consensus_recall >= 0.92 and he.precision_vs_union >= 0.92, he.to_json()
+    assert he.consensus_recall >= 0.91 and he.precision_vs_union >= 0.94, he.to_json()
     assert mb.consensus_recall >= 0.90 and mb.precision_vs_union >= 0.95, mb.to_json()
 
 
@@ -353,3 +361,81 @@ def test_issue_36_rules_repeated_terms_phrases_abbreviations_members():
     assert decisions[2]["modulo"].rule == "name" and decisions[2]["modulo"].needs_name
     assert not decisions[3]["elements"].droppable
     assert not decisions[3]["spaces"].droppable
+
+
+def test_a_phrase_beside_its_own_word_gives_way_to_the_word():
+    """Issue 44, item 3 (a): "prime factor" and "prime" (said again apart) are the same hint
+    twice; the word is kept and each word is picked once (the phrase's rule: `phrase_of_word`)."""
+    p = problem(
+        'def largest_prime_factor(n: int):\n    """Return the largest prime factor of n. '
+        'Assume n is not a prime.\n    >>> largest_prime_factor(15)\n    5\n    """\n',
+        "largest_prime_factor",
+    )
+    config = KeywordConfig(code_threshold=0.99, context_threshold=0.99)
+    (analysis,) = analyze_keywords([p], config, tiny_embedder())
+    picked = [w for d in analysis.droppable for w in d.keyword.lower().split()]
+    assert "prime" in picked and "factor" in picked
+    assert len(picked) == len(set(picked)), [d.keyword for d in analysis.droppable]
+    assert all(len(d.keyword.split()) == 1 for d in analysis.droppable)
+    prime = next(d for d in analysis.droppable if d.keyword == "prime")
+    assert prime.occurrences and all(o.text.strip().endswith("prime") for o in prime.occurrences)
+
+
+def test_constraint_words_are_droppable_only_where_the_challenge_says_them(tmp_path):
+    """Issue 44, item 3 (b): a word that restricts a value's domain (`positive`, `empty`,
+    `ascending`) is not recovered by examples that merely agree with it, only by the name, the
+    examples' text or a repetition."""
+    vocabulary = tmp_path / "vocabulary.txt"
+    vocabulary.write_text("positive\nempty\nascending\n")
+    config = KeywordConfig(
+        code_threshold=0.99, context_threshold=0.99, code_vocabulary=str(vocabulary)
+    )
+    agree = problem(
+        'def f(xs: list) -> int:\n    """Sum a list of positive integers in ascending order; '
+        "an empty list sums to 0.\n    >>> f([1, 2, 3])\n    6\n    >>> f([4, 5, 6])\n"
+        '    15\n    >>> f([])\n    0\n    """\n'
+    )
+    named = problem(
+        'def get_positive(xs: list) -> list:\n    """Return the positive numbers.\n'
+        '    >>> get_positive([-1, 2])\n    [2]\n    """\n',
+        "get_positive",
+    )
+    repeated = problem(
+        'def f(xs: list) -> int:\n    """Given positive integers, add the positive ones.\n'
+        '    >>> f([1, 2])\n    3\n    """\n'
+    )
+    analyses = analyze_keywords([agree, named, repeated], config, tiny_embedder())
+    decisions = [by_keyword(a) for a in analyses]
+    for word in ("positive", "ascending"):
+        assert decisions[0][word].rule == "constraint" and not decisions[0][word].droppable
+    # `empty` is a stop word once no type rule claims it: never a candidate, so never dropped
+    assert "empty" not in {w for d in analyses[0].droppable for w in d.words}
+    assert decisions[1]["positive"].droppable and decisions[1]["positive"].needs_name
+    assert decisions[2]["positive"].rule == "repeated"
+    assert [o.start for o in decisions[2]["positive"].occurrences] == [
+        repeated.prompt.index("positive ones") - len("the ")
+    ]
+
+
+def test_a_parameter_name_recovers_its_type_not_the_problem_subject():
+    """Issue 44, item 3 (c): `capacity` in `max_fill(grid, capacity)` is what the description
+    defines, so only the parameter's name carrying it does not make it droppable
+    (`parameter_only`); `numbers` for `numbers: list` names the argument's type and stays
+    droppable; the function's name still recovers its own words."""
+    p = problem(
+        'def max_fill(grid: list, capacity: int, numbers: list) -> int:\n    """Each bucket has '
+        "the same capacity; the grid holds the wells, and the numbers are ignored.\n"
+        '    >>> max_fill([[1]], 1, [2])\n    1\n    """\n',
+        "max_fill",
+    )
+    config = KeywordConfig(code_threshold=0.3, context_threshold=0.9)
+    decisions = by_keyword(analyze_keywords([p], config, tiny_embedder())[0])
+    assert decisions["capacity"].rule == "parameter_only" and not decisions["capacity"].droppable
+    assert decisions["numbers"].droppable, decisions["numbers"]
+    grid = problem(
+        'def fill_grid(grid: list) -> int:\n    """Fill the grid.\n    >>> fill_grid([[1]])\n'
+        '    1\n    """\n',
+        "fill_grid",
+    )
+    decisions = by_keyword(analyze_keywords([grid], config, tiny_embedder())[0])
+    assert decisions["grid"].droppable and decisions["grid"].rule != "parameter_only"
