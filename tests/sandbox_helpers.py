@@ -10,7 +10,9 @@ unprivileged tier (Landlock, the seccomp filter, an unprivileged uid) must be re
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 EXPECTED_LEVEL = os.environ.get("BOI_EXPECT_ISOLATION", "full")
@@ -38,3 +40,10 @@ def python_hidden_from_other_users() -> str | None:
             if not os.stat(ancestor).st_mode & 0o001:
                 return ancestor
     return None
+
+
+def virtualenv(path: Path) -> tuple[Path, Path]:
+    """A bare virtualenv of this Python at `path`: its interpreter and its site directory."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    [packages] = path.glob("lib/python*/site-packages")
+    return path / "bin" / "python", packages

@@ -14,20 +14,35 @@ Two defences are checked, each by the attack it stops:
 What no tier closes (the time a file read or a path lookup takes, the pipe inode counter) is
 named in `Isolation.open_channels()`, printed when a pool starts; the last test checks it is
 said.
+A third (issue 49): what the trusted side does with the calls does not depend on the answers
+either. A failed assert is kept as bounded text, the replies of a run add up to a budget,
+every reply owed is read however the tests end, and nothing one run allocates survives into
+the next: a correctness-dependent memory probe, a sabotage of a later sample and a probe of
+the violation path check it (the tests process reports its own memory: trusted code may).
+
 Run as root and in the container-like run (`make test-container`).
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import re
+import shutil
+import site
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
 from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem, StdioTest
-from tests.sandbox_helpers import TIERS
+from tests.sandbox_helpers import EXPECTED_LEVEL, TIERS, virtualenv
+
+REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT = 1.0
 
@@ -45,8 +60,8 @@ def _problem(name: str, test: str, prompt: str = "def f(x):\n") -> Problem:
     return Problem(task_id=f"t/{name}", benchmark="test", prompt=prompt, entry_point="f", test=test)
 
 
-def judge(pool: WorkerPool, completion: str, problem: Problem) -> dict:
-    job = _job(problem, completion, TIMEOUT)
+def judge(pool: WorkerPool, completion: str, problem: Problem, timeout: float = TIMEOUT) -> dict:
+    job = _job(problem, completion, timeout)
     [(_, outcome)] = list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
     return outcome
 
@@ -190,6 +205,59 @@ def test_a_later_invocation_starts_from_the_same_counters(pool):
     assert first["result"] == second["result"], (first, second)
 
 
+# Two invocations (two pools) of a harness whose Python lives under /tmp (a fresh clone there,
+# its virtualenv made with `python -m venv`): run by that Python, in a child process.
+_TWO_INVOCATIONS = """
+import json, sys
+from benchmarks.execution import ExecutionConfig, WorkerPool
+from benchmarks.execution._run import _harness_deadline, _job
+from benchmarks.problem import Problem
+
+probe, counters, bumps = json.loads(sys.argv[1])
+problem = Problem(task_id="t/probe", benchmark="test", prompt="def f(x):\\n", entry_point="f",
+                  test=probe)
+
+def judge(pool, completion):
+    job = _job(problem, completion, 2.0)
+    return list(pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))[0][1]["result"]
+
+seen = []
+for bump in (True, False):
+    with WorkerPool(ExecutionConfig(workers=1, processes=32)) as pool:
+        seen.append(pool.isolation.sample_namespaces)
+        seen.append(judge(pool, counters))
+        if bump:
+            judge(pool, bumps)
+print(json.dumps(seen))
+"""
+
+
+def test_a_later_invocation_sees_the_same_counters_with_the_virtualenv_under_tmp():
+    """Where the virtualenv lives under /tmp the worker cannot mount its scratch space there:
+    it used the harness's temporary directory (`boi-sandbox-<pid>-<random>`), a new name in
+    every invocation, which a sample reads in its working directory (the fresh-clone failure
+    of the test above). It now takes the next fixed place (/var/tmp, ...)."""
+    if EXPECTED_LEVEL != "full":
+        pytest.skip("no mount namespace in this tier: samples get random scratch names")
+    where = Path(tempfile.mkdtemp(prefix="boi-test-clone-", dir="/tmp"))
+    try:
+        venv, packages = virtualenv(where / "venv")
+        (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n{REPO}\n")
+        done = subprocess.run(
+            [str(venv), "-c", _TWO_INVOCATIONS, json.dumps([PROBE.test, COUNTERS, BUMPS])],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(where)
+    assert done.returncode == 0, done.stderr[-2000:]
+    namespaces, first, _, second = json.loads(done.stdout)
+    assert namespaces, "no namespaces per sample in this tier"
+    assert first == second, (first, second)
+    assert "boi-sandbox-" not in first, first
+
+
 def test_scratch_names_reveal_no_run_count(pool):
     """Where samples share the worker's scratch space, its directory names are random."""
     names = {judge(pool, body("import os\nreturn os.getcwd()"), PROBE)["result"] for _ in range(3)}
@@ -309,7 +377,9 @@ def test_a_reply_too_costly_to_decode_fails_fast(pool):
     # drop its reply after the violation, as at any end, and the candidate takes as long again
     # to build it.
     one_call = _problem("decode", "def check(candidate):\n    assert candidate(0) is None\n")
-    outcome = judge(pool, body("return [[i] for i in range(250_000)]"), one_call)
+    # Five seconds: building and encoding the reply takes the candidate itself over one on
+    # a loaded two-core machine (it timed out there, before and after issue 49).
+    outcome = judge(pool, body("return [[i] for i in range(250_000)]"), one_call, 5.0)
     assert outcome["status"] == "failed", outcome
     if pool.config.separate_candidate:
         assert "lists and objects" in outcome["result"], outcome
@@ -323,3 +393,134 @@ def test_the_pool_names_what_stays_open(pool, capfd):
     with WorkerPool(pool.config):
         pass
     assert "sandbox: open between samples here: " in capfd.readouterr().err
+
+
+# ---- the trusted side does the same work whatever the answers (issue 49) --------------------
+
+# The tests process's own view of what it holds as a run starts (trusted code may read it): the
+# objects the collector tracks, its resident and its virtual memory (kB).
+MEMORY = _problem(
+    "memory",
+    "def check(candidate):\n"
+    "    import gc\n"
+    "    status = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+    "    held = [len(gc.get_objects())]\n"
+    "    held += [int(status[k].split()[0]) for k in ('VmRSS', 'VmSize')]\n"
+    "    assert candidate(0) is None, held\n",
+)
+# How far the tests process's memory may be from where it was, from one run to the next: a
+# compiled test cached (64 are kept per process) and allocator slack, not a run's replies.
+OBJECTS_SLACK = 10
+KB_SLACK = 1024
+
+
+def memory(pool: WorkerPool) -> list[int]:
+    outcome = judge(pool, body("return 1"), MEMORY)
+    return ast.literal_eval(outcome["result"].removeprefix("failed: AssertionError: "))
+
+
+def memory_before(pool: WorkerPool, *problems: Problem) -> list[int]:
+    """The tests process's memory once it has compiled (and cached) the tests of `problems` and
+    the probe's own: what a run then holds is the run's, not the cache's."""
+    for problem in (*problems, MEMORY):
+        judge(pool, body("return 0"), problem)
+    return memory(pool)
+
+
+def assert_near(after: list[int], before: list[int]) -> None:
+    objects, rss, size = (a - b for a, b in zip(after, before, strict=True))
+    assert abs(objects) <= OBJECTS_SLACK and abs(rss) <= KB_SLACK and abs(size) <= KB_SLACK, (
+        before,
+        after,
+    )
+
+
+# Twenty asserts whose messages call the candidate again (as HumanEval's do), on replies of
+# 100 kB: a right candidate and a wrong one send replies of the same sizes.
+MESSAGES = _problem(
+    "messages",
+    "def check(candidate):\n"
+    + "".join(f"    assert candidate({i}) == 'y' * 100_000, candidate({i})\n" for i in range(20)),
+)
+
+
+def test_a_wrong_answer_leaves_the_trusted_side_as_a_right_one_does(pool):
+    """The correctness-dependent memory probe: a failed assert kept its exception, and so its
+    message (the candidate's reply), until the verdict and, in a cycle with the tests' frames,
+    after it; a right answer kept nothing. A candidate near a memory limit could tell the two
+    apart. Now the tests process holds the same after a wrong run as after a right one."""
+    right, wrong = body("return 'y' * 100_000"), body("return 'x' * 100_000")
+    before = memory_before(pool, MESSAGES)
+    assert judge(pool, right, MESSAGES, 5.0)["status"] == "passed"
+    after_right = memory(pool)
+    outcome = judge(pool, wrong, MESSAGES, 5.0)
+    assert outcome["result"].startswith("failed: AssertionError: xxxx"), outcome
+    after_wrong = memory(pool)
+    assert_near(after_right, before)
+    assert_near(after_wrong, before)
+
+
+# Thirty wrong answers of a megabyte each, each asked for again in the message: what the
+# previous code kept of them (30 MB) stayed for the runs after it.
+SABOTAGE = _problem(
+    "sabotage",
+    "def check(candidate):\n"
+    + "".join(f"    assert candidate({i}) == 0, candidate({i})\n" for i in range(30)),
+)
+# A correct sample with replies of 12 MB in all (the budget is 16 MiB under a 512 MiB cap).
+LARGE = _problem(
+    "large",
+    "def check(candidate):\n"
+    + "".join(f"    assert candidate({i}) == 'y' * 4_000_000\n" for i in range(3)),
+)
+
+
+def test_a_sample_cannot_leave_anything_for_the_next(pool):
+    """The sabotage of a later sample: a sample that leaves the most it can behind (wrong
+    answers with the largest messages, replies past the budget), then a correct sample with
+    large replies in the same worker. The tests process's memory is back where it was after
+    each run, and the correct sample passes."""
+    before = memory_before(pool, SABOTAGE, LARGE)
+    outcome = judge(pool, body("return 'x' * 1_000_000"), SABOTAGE, 5.0)
+    assert outcome["status"] == "failed", outcome
+    assert "too large for the tests' side" in outcome["result"], outcome
+    assert_near(memory(pool), before)
+    outcome = judge(pool, body("return 'y' * 4_000_000"), LARGE, 5.0)
+    assert outcome["status"] == "passed", outcome
+    assert_near(memory(pool), before)
+
+
+SLOW_SECOND = 0.5
+VIOLATION = _problem(
+    "violation",
+    "def check(candidate):\n" + "".join(f"    assert candidate({i}) == {i}\n" for i in range(3)),
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "reason"),
+    [
+        ("object()", "which cannot cross to the tests"),  # a reply that is not plain data
+        ("'x' * 20_000_000", "too large for the tests' side"),  # past the run's budget
+    ],
+)
+def test_a_violation_ends_the_run_as_a_normal_end_does(pool, first, reason):
+    """The violation-path probe: the tests stopped reading at a protocol violation, which the
+    candidate could tell from a normal end (its later replies no longer taken). Now the
+    replies still owed are read and dropped: the run ends only once the candidate has
+    answered every call of the batch (the second takes it SLOW_SECOND), as after a wrong
+    answer."""
+    completion = body(
+        f"import time\nif x == 0:\n    return {first}\nif x == 1:\n"
+        f"    time.sleep({SLOW_SECOND})\nreturn x"
+    )
+    outcome = judge(pool, completion, VIOLATION, 5.0)
+    assert outcome["status"] == "failed" and reason in outcome["result"], outcome
+    assert outcome["run_seconds"] >= SLOW_SECOND, outcome
+    wrong = judge(
+        pool,
+        body(f"import time\nif x == 1:\n    time.sleep({SLOW_SECOND})\nreturn -1"),
+        VIOLATION,
+        5.0,
+    )
+    assert wrong["status"] == "failed" and wrong["run_seconds"] >= SLOW_SECOND, wrong

@@ -9,7 +9,6 @@ import re
 import shutil
 import site
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem
-from tests.sandbox_helpers import EXPECTED_LEVEL, TIERS
+from tests.sandbox_helpers import EXPECTED_LEVEL, TIERS, virtualenv
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -184,13 +183,6 @@ def test_a_run_without_a_verdict_retires_the_tests_process(pool, name, problem, 
     assert judge(pool, GOOD)["status"] == "passed", name
 
 
-def _venv(path: Path) -> tuple[Path, Path]:
-    """A bare virtualenv of this Python at `path`: its interpreter and its site directory."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    [packages] = path.glob("lib/python*/site-packages")
-    return path / "bin" / "python", packages
-
-
 # A sample's view of /tmp when the harness's own Python lives there (a virtualenv made with
 # `python -m venv /tmp/...`): run by that Python, in a child process.
 _TMP_VIEW = """
@@ -222,7 +214,7 @@ def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
         pytest.skip("no mount namespace in this tier: /tmp is not hidden (docs: sandbox.md)")
     if not str(tmp_path.resolve()).startswith("/tmp/"):
         pytest.skip("pytest's temporary directory is not under /tmp here")
-    venv, packages = _venv(tmp_path / "venv")
+    venv, packages = virtualenv(tmp_path / "venv")
     (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n{REPO}\n")
     # Readable by anyone (as a user's files in /tmp often are): only the mount can hide it.
     left = Path(tempfile.mkdtemp(prefix="boi-test-left-", dir="/tmp"))
@@ -293,7 +285,7 @@ def test_an_installed_boi_keeps_every_layer(tmp_path):
     directories, so no layer is lost (seccomp was: its module is loaded after Landlock's)."""
     if EXPECTED_LEVEL != "full":
         pytest.skip("no mounts in this tier: the site directories are not hidden by mounts")
-    venv, packages = _venv(tmp_path / "venv")
+    venv, packages = virtualenv(tmp_path / "venv")
     # The package itself copied in, as `pip install` puts it; its dependencies from ours.
     shutil.copytree(REPO / "benchmarks", packages / "benchmarks")
     (packages / "boi-test.pth").write_text(f"{site.getsitepackages()[0]}\n")
