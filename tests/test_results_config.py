@@ -22,6 +22,7 @@ from boi.runner.stages import _perturb
 from perturb.blocks import split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keyword_file import pinned_keywords, prompt_sha256
+from perturb.keywords import KeywordConfig
 from perturb.transforms import TRANSFORMS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,3 +209,21 @@ def test_a_run_records_its_picks_and_its_prompts(two_problems, tmp_path):
     _write(picks, _line(first, "numbers"), _line(second, "decimal"))
     with pytest.raises(UserError, match="holds a different run"):
         run_robustness(config, log=lambda message: None)
+
+
+def test_picks_written_out_and_pinned_make_the_same_variants(two_problems, tmp_path):
+    """What a run found, written as `boi keywords extract` writes it (with each prompt's sha256)
+    and pinned, makes the same variants without looking for keywords again."""
+    from benchmarks.common.jsonl import write_jsonl
+    from perturb.keyword_file import analysis_record
+    from tests.keyword_helpers import tiny_embedder
+
+    transforms = ("original", "drop_one", "drop_all", "anon_drop_all")
+    config = PerturbConfig(transforms, keywords=KeywordConfig(code_threshold=0.3))
+    found = run_catalogue(two_problems, config, tiny_embedder())
+    assert any(a.droppable for a in found.keywords.values())
+    path = tmp_path / "picks.jsonl"
+    by_id = {p.task_id: p for p in two_problems}
+    write_jsonl(path, (analysis_record(a, by_id[t]) for t, a in found.keywords.items()))
+    pinned = run_catalogue(two_problems, PerturbConfig(transforms, keyword_file=str(path)))
+    assert [v.to_json() for v in pinned.variants] == [v.to_json() for v in found.variants]

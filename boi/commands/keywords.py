@@ -15,6 +15,7 @@ from benchmarks.loaders import dataset_help, load_benchmark
 from boi.commands.perturb import KEYWORD_FLAGS
 from perturb.blocks import split_dataset
 from perturb.keyword_embedder import EmbedderFinetuneConfig, finetune_embedder
+from perturb.keyword_file import analysis_record
 from perturb.keywords import KeywordConfig, analyze_keywords
 
 EXAMPLES = (
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     usable = [p for p in split.problems if p.task_id not in split.failures]
     keywords = from_mapping(KeywordConfig, overrides_from_args(args, KeywordConfig), "flags")
     analyses = analyze_keywords(usable, keywords)
-    write_jsonl(args.out, (a.to_json() for a in analyses))
+    # With each prompt's sha256, so the file pins these picks (`keyword_file`) safely.
+    write_jsonl(args.out, (analysis_record(a, p) for a, p in zip(analyses, usable, strict=True)))
     counts = [len(a.droppable) for a in analyses]
     rules = Counter(d.rule for a in analyses for d in a.decisions)
     print(

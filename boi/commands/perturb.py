@@ -30,6 +30,7 @@ from perturb.catalogue import (
     write_catalogue,
 )
 from perturb.export import to_hf_dataset
+from perturb.keyword_file import analysis_record
 from perturb.keywords import KeywordConfig
 from perturb.recode.interop import recode_dataset_name, write_recode
 from perturb.transforms import CATALOGUE, transform_parameters
@@ -142,7 +143,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_catalogue(result, args.out, config, inputs=inputs)
     if args.keywords_out:
-        write_jsonl(args.keywords_out, (a.to_json() for a in result.keywords.values()))
+        # With each prompt's sha256, so the file pins these picks (`--keyword-file`) safely.
+        prompts = {p.task_id: p for p in loaded.problems}
+        write_jsonl(
+            args.keywords_out,
+            (analysis_record(a, prompts.get(a.task_id)) for a in result.keywords.values()),
+        )
     if args.hf_out:
         to_hf_dataset(result.variants).save_to_disk(args.hf_out)
 
