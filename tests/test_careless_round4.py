@@ -359,3 +359,45 @@ def test_a_reused_generation_cache_is_only_read(tmp_path, capsys):
     # What was reused is in this run's own cache.
     own = (tmp_path / "second" / "generations.jsonl").read_text().splitlines()
     assert len(own) == 2
+
+
+# --------------------------------------------------------------------------- HumanEval+
+
+
+def test_humanevalplus_computes_only_what_a_run_selects_and_says_so(tmp_path, capsys, monkeypatch):
+    """The first HumanEval+ load of a machine runs every canonical solution on every input:
+    before, minutes without a word whatever --limit said (a dry run of two problems took
+    133 s here); now only the selected problems, with a line and a progress bar."""
+    import benchmarks.loaders.humanevalplus as hep
+
+    monkeypatch.setenv("BOI_CACHE_DIR", str(tmp_path / "cache"))
+    real = hep.run_jobs
+    ran: list[str] = []
+    quick = {"HumanEval/0", "HumanEval/1", "HumanEval/2"}
+
+    def recording(jobs: list[dict[str, Any]], hash_seed: str, **kwargs: Any) -> dict[str, Any]:
+        # Runs only problems that take milliseconds, so that the old code fails fast too.
+        ran.extend(job["task_id"] for job in jobs)
+        skipped = {
+            j["task_id"]: {"error": "not run here"} for j in jobs if j["task_id"] not in quick
+        }
+        return {**skipped, **real([j for j in jobs if j["task_id"] in quick], hash_seed, **kwargs)}
+
+    monkeypatch.setattr(hep, "run_jobs", recording)
+    config = _config(tmp_path, datasets=[{"name": "humanevalplus", "limit": 2}])
+    assert main(["run", "--config", str(config), "--dry-run"]) == 0
+    assert sorted(set(ran)) == ["HumanEval/0", "HumanEval/1"]
+    err = capsys.readouterr().err
+    assert "computing the expected outputs of 2 problems" in err
+    assert "HumanEval+ expected outputs" in err  # the progress bar
+    # Another selection computes what the cache lacks, and the first load's problems stay.
+    ran.clear()
+    config = _config(tmp_path, datasets=[{"name": "humanevalplus", "task_ids": ["HumanEval/2"]}])
+    assert main(["run", "--config", str(config), "--dry-run"]) == 0
+    assert sorted(set(ran)) == ["HumanEval/2"]
+    ran.clear()
+    loaded = hep.load_humanevalplus(task_ids=["HumanEval/1", "HumanEval/0"])
+    assert [p.task_id for p in loaded.problems] == ["HumanEval/0", "HumanEval/1"] and ran == []
+    # The run's prompts digest covers the dataset, whatever the selection built.
+    every = [(r["task_id"], r["prompt"]) for r in hep._records(hep.DATA_FILE)]
+    assert loaded.dataset_prompts == every and len(every) == 164

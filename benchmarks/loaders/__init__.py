@@ -8,12 +8,17 @@ a path to a HumanEval-format (or boi) JSONL file.
 Adding a dataset is one module with a loader `load(data: str | None) -> LoadResult` (`data`:
 where to read it from, None for the loader's default) plus one line here, or at run time
 `DATASETS.register("name", "package.module:load")`; the CLI's help and error messages list it.
+A loader whose work is per problem (HumanEval+ runs each canonical solution on its inputs) may
+also take the keywords `task_ids` and `limit`, a run's selection: it then builds only the
+problems that selection needs (at least those, in the dataset's order) and sets
+`LoadResult.prompts` to every problem's prompt, so a run of two problems does not wait for all.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks.common.errors import UserError, suggest
@@ -43,12 +48,25 @@ def dataset_help(path: str = "a HumanEval-format JSONL path") -> str:
     return f"{', '.join(DATASETS)}, or {path}"
 
 
-def load_benchmark(dataset: str, data: str | os.PathLike[str] | None = None) -> LoadResult:
-    """Load a dataset by name (`data` overrides where it is read from) or from a JSONL path."""
+def load_benchmark(
+    dataset: str,
+    data: str | os.PathLike[str] | None = None,
+    *,
+    task_ids: Sequence[str] = (),
+    limit: int | None = None,
+) -> LoadResult:
+    """Load a dataset by name (`data` overrides where it is read from) or from a JSONL path.
+
+    `task_ids` and `limit` say which problems the caller will use (the ids, then the first
+    `limit`): a loader that takes them builds only those (the others are not in the result);
+    the rest load every problem, and the caller selects."""
     key = dataset.lower().replace("-", "_")
     if key in DATASETS:
-        loader: Callable[[str | None], LoadResult] = DATASETS.load(key)
-        return loader(None if data is None else str(data))
+        loader: Callable[..., LoadResult] = DATASETS.load(key)
+        where = None if data is None else str(data)
+        if (task_ids or limit) and "limit" in inspect.signature(loader).parameters:
+            return loader(where, task_ids=tuple(task_ids), limit=limit)
+        return loader(where)
     if (
         Path(dataset).suffix in {".jsonl", ".gz", ".json"}
         or os.sep in dataset

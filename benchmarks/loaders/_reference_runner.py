@@ -60,13 +60,15 @@ def run_jobs(
     clock: str = "wall",
     memory_bytes: int = 4 << 30,
     cpu_seconds: int = 600,
+    done: Callable[[], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run `jobs` in a child process (PYTHONHASHSEED=`hash_seed`); results by task id.
 
     Each job may take `seconds` of wall-clock time (`clock="wall"`) or of CPU time
     (`clock="cpu"`: the same on a loaded machine as on an idle one); the child gets
     `memory_bytes` of address space and `cpu_seconds` of CPU time in all. A job that kills the
-    child gets an error result and the child is restarted with the jobs after it."""
+    child gets an error result and the child is restarted with the jobs after it. `done` is
+    called once per job as its result arrives (a progress bar)."""
     if clock not in _CLOCKS:
         raise ValueError(f"clock {clock!r} is not one of {sorted(_CLOCKS)}")
 
@@ -113,15 +115,19 @@ def run_jobs(
                 for line in reader:
                     result = json.loads(line)
                     results[result["task_id"]] = result
+                    if done is not None:
+                        done()
             proc.wait()
-            done = [j for j in pending if j["task_id"] in results]
-            pending = pending[len(done) :]
+            finished = [j for j in pending if j["task_id"] in results]
+            pending = pending[len(finished) :]
             if pending:  # the child died on pending[0]
                 results[pending[0]["task_id"]] = {
                     "task_id": pending[0]["task_id"],
                     "error": f"the solution killed its process (exit code {proc.returncode})",
                 }
                 pending = pending[1:]
+                if done is not None:
+                    done()
     return results
 
 

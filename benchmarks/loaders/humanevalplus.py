@@ -11,7 +11,9 @@ The file holds test inputs only. As evalplus does, the expected outputs are thos
 checks that evalplus's judging never runs), run here on every base and plus input in a child
 process under resource limits (`_reference_runner`: trusted dataset code, never generated
 code), twice with different hash seeds. They are cached in the machine cache by the file's
-sha256, so this happens once per machine. A problem whose outputs cannot be computed, or
+sha256, so this happens once per machine (minutes for all 164, with a progress bar), and only
+for the problems a run selects (`task_ids`, `limit`): a run of two problems computes two, and a
+later selection adds its own to the cache. A problem whose outputs cannot be computed, or
 differ between the two runs, is left out and reported.
 
 Each problem's `test` is HumanEval's shape, `def check(candidate)`, judged by
@@ -30,8 +32,11 @@ import hashlib
 import inspect
 import json
 import os
+import sys
+import threading
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,6 +45,7 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.cache import cache_dir
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.progress import progress_bar
 from benchmarks.loaders import _plus_check
 from benchmarks.loaders._reference_runner import run_jobs
 from benchmarks.loaders.result import LoadIssue, LoadResult
@@ -178,8 +184,13 @@ def _job(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run_all(jobs: list[dict[str, Any]], hash_seed: str, workers: int) -> dict[str, Any]:
-    """Every job once, spread over `workers` child processes."""
+def _run_all(
+    jobs: list[dict[str, Any]],
+    hash_seed: str,
+    workers: int,
+    done: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Every job once, spread over `workers` child processes (`done` called after each)."""
     chunks = [jobs[i::workers] for i in range(workers)]
     results: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -190,6 +201,7 @@ def _run_all(jobs: list[dict[str, Any]], hash_seed: str, workers: int) -> dict[s
                 seconds=JOB_SECONDS,
                 memory_bytes=CHILD_MEMORY_BYTES,
                 cpu_seconds=CHILD_CPU_SECONDS,
+                done=done,
             ),
             [c for c in chunks if c],
         ):
@@ -219,24 +231,50 @@ def _cache_path(digest: str) -> Path:
 def expected_outputs(
     digest: str, jobs: list[dict[str, Any]], workers: int | None = None
 ) -> dict[str, Any]:
-    """The encoded expected outputs by task id ({"values", "seconds"} or {"error"}), from the
-    machine cache or computed (twice, hash seeds 0 and 1) and cached."""
+    """The encoded expected outputs by task id ({"values", "seconds"} or {"error"}) of `jobs`
+    (and of any other problem the cache holds): from the machine cache, or computed (twice,
+    hash seeds 0 and 1) for the jobs it lacks and added to it."""
     cache = _cache_path(digest)
+    cached: dict[str, Any] = {}
+    previous_seconds = 0.0
     if cache.exists():
         try:
-            cached = json.loads(cache.read_text(encoding="utf-8"))
-            if {j["task_id"] for j in jobs} <= set(cached["problems"]):
-                return dict(cached["problems"])
+            payload = json.loads(cache.read_text(encoding="utf-8"))
+            cached = dict(payload["problems"])
+            previous_seconds = float(payload.get("computed_seconds") or 0)
         except (OSError, ValueError, KeyError, TypeError):
-            pass  # a damaged cache is recomputed
+            cached = {}  # a damaged cache is recomputed
+    missing = [j for j in jobs if j["task_id"] not in cached]
+    if not missing:
+        return cached
     if workers is None:  # child processes per hash seed: half the cores, at most 4
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         workers = max(1, min(8, cores or 1) // 2)
+    # Minutes for the whole dataset on a small machine: said, and shown as it goes.
+    count = len(missing)
+    print(
+        f"HumanEval+ {VERSION}: computing the expected outputs of {count} "
+        f"problem{'s' if count != 1 else ''} (each canonical solution run twice on every "
+        f"input; kept in {cache}, so once per machine)",
+        file=sys.stderr,
+    )
+    update = progress_bar(2 * count, "HumanEval+ expected outputs", unit="run")
+    lock = threading.Lock()
+    finished = 0
+
+    def one_done() -> None:
+        nonlocal finished
+        with lock:  # both hash seeds' threads report
+            finished += 1
+            update(finished, 2 * count)
+
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        first, second = pool.map(lambda seed: _run_all(jobs, seed, workers), ["0", "1"])
-    merged: dict[str, Any] = {}
-    for job in jobs:
+        first, second = pool.map(
+            lambda seed: _run_all(missing, seed, workers, one_done), ["0", "1"]
+        )
+    merged: dict[str, Any] = dict(cached)
+    for job in missing:
         task_id = job["task_id"]
         result = first.get(task_id, {"error": "not run"})
         other = second.get(task_id, {"error": "not run"})
@@ -256,7 +294,7 @@ def expected_outputs(
     payload = {
         "dataset": f"HumanEval+ {VERSION}",
         "sha256": digest,
-        "computed_seconds": round(time.monotonic() - started, 1),
+        "computed_seconds": round(previous_seconds + time.monotonic() - started, 1),
         "problems": merged,
     }
     write_text_atomic(cache, json.dumps(payload))
@@ -329,16 +367,47 @@ def build_test(record: dict[str, Any], values: list[dict[str, Any]]) -> str:
     )
 
 
-def load_humanevalplus(data: str | os.PathLike[str] | None = None) -> LoadResult:
+def _selected(
+    digest: str, records: list[dict[str, Any]], task_ids: Sequence[str], limit: int | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The records a selection needs, in the file's order, and their expected outputs: those of
+    `task_ids` (all of them: the caller refuses an id it does not find), else the first `limit`
+    whose outputs compute (one that cannot is dropped, so the next is taken, as when the whole
+    dataset is loaded and cut), else all."""
+    if task_ids:
+        wanted = set(task_ids)
+        chosen = [r for r in records if r["task_id"] in wanted]
+        return chosen, expected_outputs(digest, [_job(r) for r in chosen])
+    if not limit:
+        return records, expected_outputs(digest, [_job(r) for r in records])
+    taken = 0
+    outputs: dict[str, Any] = {}
+    while taken < len(records):
+        good = sum("error" not in outputs.get(r["task_id"], {"error": ""}) for r in records[:taken])
+        if good >= limit:
+            break
+        batch = records[taken : taken + limit - good]
+        outputs.update(expected_outputs(digest, [_job(r) for r in batch]))
+        taken += len(batch)
+    return records[:taken], outputs
+
+
+def load_humanevalplus(
+    data: str | os.PathLike[str] | None = None,
+    *,
+    task_ids: Sequence[str] = (),
+    limit: int | None = None,
+) -> LoadResult:
     """The 164 HumanEval+ problems from the shipped file (or `data`, which must be the same
-    file), with tests over every base and plus input."""
+    file), with tests over every base and plus input; with `task_ids` or `limit` (a run's
+    selection), only the problems it selects (`prompts` then lists all 164)."""
     path = Path(data) if data is not None else DATA_FILE
     digest = _check_file(path)
     records = _records(path)
-    outputs = expected_outputs(digest, [_job(r) for r in records])
+    chosen, outputs = _selected(digest, records, task_ids, limit)
     problems: list[Problem] = []
     issues: list[LoadIssue] = []
-    for record in records:
+    for record in chosen:
         task_id = record["task_id"]
         result = outputs.get(task_id, {"error": "not run"})
         if "error" in result:
@@ -361,4 +430,6 @@ def load_humanevalplus(data: str | os.PathLike[str] | None = None) -> LoadResult
                 },
             )
         )
-    return LoadResult(problems, issues)
+    selection = len(chosen) < len(records)
+    prompts = [(r["task_id"], r["prompt"]) for r in records] if selection else None
+    return LoadResult(problems, issues, prompts)

@@ -20,3 +20,15 @@ class LoadIssue:
 class LoadResult:
     problems: list[Problem]
     issues: list[LoadIssue] = field(default_factory=list)
+    prompts: list[tuple[str, str]] | None = None
+    """Every problem's (task id, prompt) in the dataset, set by a loader that built only the
+    problems a selection asked for (`load_benchmark(..., task_ids=, limit=)`); None when
+    `problems` is the whole dataset."""
+
+    @property
+    def dataset_prompts(self) -> list[tuple[str, str]]:
+        """(task id, prompt) of every problem of the dataset, however many were built: what a
+        run's prompts digest (`prompts_sha256`) covers, the same under any selection."""
+        if self.prompts is not None:
+            return self.prompts
+        return [(p.task_id, p.prompt) for p in self.problems]

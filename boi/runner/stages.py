@@ -94,7 +94,12 @@ def load_datasets(config: RunConfig) -> list[LoadResult]:
     originals among given variants): done before the run directory is claimed, so that a
     wrong path or id costs one sentence and the corrected command then runs, instead of
     meeting a manifest written for the mistaken config."""
-    loaded = [load_benchmark(spec.name, spec.data) for spec in config.datasets]
+    # The selection goes to the loader: one that computes per problem (HumanEval+'s expected
+    # outputs) builds only what the run selects, instead of minutes for the whole dataset.
+    loaded = [
+        load_benchmark(spec.name, spec.data, task_ids=spec.task_ids, limit=spec.limit)
+        for spec in config.datasets
+    ]
     for spec, result in zip(config.datasets, loaded, strict=True):
         if any(p.lineage for p in result.problems):
             _given_variants(result.problems, spec)

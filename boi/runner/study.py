@@ -95,7 +95,7 @@ class RobustnessStudy:
             return {}
         return {
             "prompts_sha256": {
-                spec.label: prompts_sha256((p.task_id, p.prompt) for p in loaded.problems)
+                spec.label: prompts_sha256(loaded.dataset_prompts)
                 for spec, loaded in zip(self.config.datasets, self._datasets, strict=True)
             }
         }
