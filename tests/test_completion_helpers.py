@@ -198,3 +198,13 @@ def test_a_helper_after_the_function_passes_only_under_keep_helpers(tmp_path):
     assert not outcomes["default"]["passed"]
     assert "NameError" in outcomes["default"]["result"]
     assert outcomes["helpers"]["passed"], outcomes["helpers"]["result"]
+
+
+def test_the_comparison_script_finds_the_samples_keep_helpers_can_change():
+    from scripts.compare_readings import _why_candidate
+
+    assert _why_candidate(PROMPT, BODY) == "calls SCALE, square, which nothing binds"
+    assert _why_candidate(PROMPT, "    return sum(x * x for x in xs)\n") == ""
+    assert _why_candidate(PROMPT, "    return sum(\n") == "does not parse"
+    # What the completion or the prompt binds at module level is no helper to wait for.
+    assert _why_candidate(PROMPT, "    return List and g(xs)\n\n\ndef g(xs):\n    return 0\n") == ""
