@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.common.errors import UserError
+from benchmarks.common.errors import UserError, require_text
 from benchmarks.common.outputs import check_declared_outputs, os_error_sentence
 from benchmarks.common.provenance import git_revision
 from benchmarks.common.rundir import boi_version
@@ -60,7 +60,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "bias": (
         "boi.commands.bias",
-        "social bias in generated code: judgmental-modifier prompts, CBS/UFS/SD",
+        "social bias in generated code: judgmental-modifier prompts (run: CBS/UFS/SD), "
+        "executable fairness tests (test, experiment)",
     ),
     "data": (
         "boi.commands.data",
@@ -162,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = [w for i, w in enumerate(words) if not (i < end and w == "--debug")]
     parser = make_parser()
     try:
+        for before, word in zip(["", *words], words, strict=False):
+            # Every argument may end up in a record or a report, as text.
+            require_text(word, before if before.startswith("-") else "the argument")
         args = parser.parse_args(words)
     except UserError as err:  # a flag refused while parsing (`--transforms a,b`)
         command = " ".join(["boi", *(w for w in words[:1] if w in COMMANDS)])

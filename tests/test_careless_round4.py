@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from boi.cli import main
 
 
@@ -401,3 +402,33 @@ def test_humanevalplus_computes_only_what_a_run_selects_and_says_so(tmp_path, ca
     # The run's prompts digest covers the dataset, whatever the selection built.
     every = [(r["task_id"], r["prompt"]) for r in hep._records(hep.DATA_FILE)]
     assert loaded.dataset_prompts == every and len(every) == 164
+
+
+# --------------------------------------------------------------------------- file names
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_before_anything_is_written(tmp_path, capsys):
+    """A Latin-1 file name reaches Python as lone surrogates: before, `--dataset` of one ended
+    in "this is a bug in boi" writing problems.jsonl (its label is the file's name), and `--out`
+    of one in the same writing the HTML report, after the run had claimed its directory."""
+    problems = _solutions()
+    data = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"he\xff.jsonl"))
+    Path(data).write_text(
+        "".join(json.dumps(p.to_json()) + "\n" for p in problems.values()), encoding="utf-8"
+    )
+    config = _config(tmp_path)
+    out = str(tmp_path / "run")
+    assert main(["run", "--config", str(config), "--dataset", data, "--out", out]) == 2
+    err = _error(capsys)
+    assert "--dataset '" in err and "he\\xff.jsonl' is not valid UTF-8" in err
+    assert "rename the file or folder to a UTF-8 name" in err
+    assert "bug in boi" not in err
+    odd_out = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"o\xff"))
+    assert main(["run", "--config", str(config), "--out", odd_out]) == 2
+    assert "--out '" in (err := _error(capsys)) and "o\\xff' is not valid UTF-8" in err
+    assert sorted(os.listdir(os.fsencode(tmp_path))) == [b"config.yaml", b"he\xff.jsonl"]
+    # Through the Python API (a name from a listing of the file system), the config says which key.
+    from boi.runner.config import load_run_config
+
+    with pytest.raises(UserError, match=r"config.out_dir 'o\\xff' is not valid UTF-8"):
+        load_run_config(None, {"out_dir": "o\udcff"})

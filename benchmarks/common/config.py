@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.errors import UserError, require_text, suggest
 
 T = TypeVar("T")
 
@@ -94,7 +94,8 @@ def convert_value(value: Any, hint: Any, where: str) -> Any:
     if hint in (int, float, str, bool):
         if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
             raise UserError(f"{where} must be {hint.__name__}, not {value!r}.")
-        return value
+        # A path from a listing of the file system (the API) may hold bytes that are not UTF-8.
+        return require_text(value, where) if hint is str else value
     return value
 
 
@@ -444,8 +445,12 @@ def _comma_list(scalar: Any) -> Any:
         try:
             return [scalar(part) for part in text.split(",") if part.strip()]
         except ValueError:
+            # The help says "space- or comma-separated", and so does this: a word that is no
+            # value is most often a positional argument the flag took in (`--k 1 10 FILE`).
             raise argparse.ArgumentTypeError(
-                f"{text!r} is not a comma-separated list of {scalar.__name__} values"
+                f"{text!r} is not a valid {scalar.__name__}: this flag takes {scalar.__name__} "
+                "values separated by spaces or commas and reads every word up to the next "
+                "flag, so put positional arguments before it or end its values with --"
             ) from None
 
     parse.__name__ = f"{scalar.__name__} list"
