@@ -18,8 +18,20 @@ It also checks the call plans (`_tests_side._call_plan`: the calls a test's text
 it runs, which the sandbox sends to the candidate as one batch) against the calls the tests
 really make: a plan must be their beginning, in order. It exits 1 when one is not.
 
-It executes the datasets' own reference solutions and tests in this process (trusted dataset
-code, not generated code), each under a 10-second alarm. Stdin/stdout problems (CodeContests)
+It also checks the trusted side's resources (issue 49): for every problem it runs the tests as
+the sandbox's tests process does (`_tests_side._run_tests`, in this process) against the
+candidate's own server (`_candidate.serve_candidate`, in a forked child) twice, serving the
+reference solution's answers and then wrong answers of the same encoded sizes (a character,
+a digit or an element changed; True for None; an answer with no such twin stays right), and
+compares what the candidate can observe of the end (every call message it was sent, and the
+bytes of its replies left unread when the tests ended) and the tests side's peak memory
+(tracemalloc, from the run's start). It exits 1 when either differs (peak by more than
+PEAK_SLACK bytes).
+
+    .venv/bin/python scripts/call_independence.py humaneval --resources-only
+
+It executes the datasets' own reference solutions and tests in this process and its children
+(trusted dataset code, not generated code), each under a 10-second alarm. Stdin/stdout problems (CodeContests)
 need no such check: their tests are fixed inputs, each run as its own process.
 """
 
@@ -27,10 +39,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
+import hashlib
+import json
+import os
 import random
 import re
 import signal
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +55,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common.errors import UserError  # noqa: E402
-from benchmarks.execution._run import trusted_prefix  # noqa: E402
+from benchmarks.execution import _candidate, _wire  # noqa: E402
+from benchmarks.execution._run import _job, trusted_prefix  # noqa: E402
 from benchmarks.execution._tests_side import (  # noqa: E402
     _ASSERTS_NAME,
     _Asserts,
     _call_plan,
     _compile_every_assert,
+    _compiled,
     _encode_call,
+    _run_tests,
 )
 from benchmarks.loaders import load_benchmark  # noqa: E402
 
@@ -111,10 +131,132 @@ def calls_of(
     return calls, ended
 
 
+# How far apart the tests side's peak memory may be for a right and a wrong candidate with
+# replies of the same sizes: timing noise. The plain channel reads ahead in chunks of what the
+# pipe holds at that moment (the candidate is another process), so two runs of one candidate
+# peak up to about 700 bytes apart (measured on HumanEval); the previous code's failures
+# list put wrong answers 600 to 16,000 bytes above right ones (25 HumanEval problems above 1 KiB
+# or near it).
+PEAK_SLACK = 1024
+
+
+def _json_size(value: Any) -> int:
+    try:
+        return len(json.dumps(_wire.encode_plain(value), allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return -1
+
+
+def same_size_wrong(answer: Any) -> Any:
+    """A wrong answer whose reply has the right answer's size on the wire, else the answer."""
+    wrong = _twin(answer)
+    size = _json_size(answer)
+    return wrong if size >= 0 and _json_size(wrong) == size and wrong != answer else answer
+
+
+def _twin(answer: Any) -> Any:
+    if answer is None or answer is True:
+        return None if answer is True else True  # `null` and `true`: four bytes each
+    if isinstance(answer, bool):
+        return answer
+    if isinstance(answer, int):
+        last = abs(answer) % 10
+        return answer + (1 if last != 9 else -1) * (1 if answer >= 0 else -1)
+    if isinstance(answer, float):
+        for other in (answer + 1, answer - 1, -answer, answer * 2):
+            if repr(other) != repr(answer) and len(repr(other)) == len(repr(answer)):
+                return other
+        return answer
+    if isinstance(answer, str):
+        for i in range(len(answer) - 1, -1, -1):  # a printable ASCII character, not " or \
+            if " " <= answer[i] <= "~" and answer[i] not in '"\\':
+                return answer[:i] + ("a" if answer[i] != "a" else "b") + answer[i + 1 :]
+        return answer
+    if isinstance(answer, list | tuple):
+        for i in range(len(answer) - 1, -1, -1):
+            changed = same_size_wrong(answer[i])
+            if changed != answer[i] or type(changed) is not type(answer[i]):
+                return type(answer)([*answer[:i], changed, *answer[i + 1 :]])
+        return answer
+    if isinstance(answer, dict):
+        for key in reversed(list(answer)):
+            changed = same_size_wrong(answer[key])
+            if changed != answer[key] or type(changed) is not type(answer[key]):
+                return {**answer, key: changed}
+    return answer
+
+
+def resources_of(problem: Any, wrong: bool) -> tuple[tuple[str, int, int], int, bytes]:
+    """The candidate-visible end of one run of the tests against the reference (`wrong`: with
+    same-size wrong answers): (a digest of the call messages sent, their number, the reply
+    bytes left unread), the tests side's peak memory, and the verdict."""
+    job = _job(problem, problem.canonical_solution or "", 10.0)
+    program = job["candidate_program"]
+    if wrong:
+        program += (
+            "\nimport __main__ as _boi_script\n"
+            f"def _boi_wrong(*args, **kwargs):\n"
+            f"    return _boi_script.same_size_wrong({problem.entry_point}(*args, **kwargs))\n"
+        )
+    setup = {
+        "candidate_program": program,
+        "entry_point": "_boi_wrong" if wrong else problem.entry_point,
+        "prefix_classes": job["prefix_classes"],
+    }
+    calls_r, calls_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # the candidate: its server, as a sample runs it
+        try:
+            os.dup2(calls_r, _candidate.CALLS_IN_FD)
+            os.dup2(replies_w, _candidate.REPLIES_OUT_FD)
+            os.closerange(_candidate.REPLIES_OUT_FD + 1, 1 << 16)
+            signal.alarm(30)
+            _candidate.serve_candidate()
+        finally:
+            os._exit(0)
+    os.close(calls_r)
+    os.close(replies_w)
+    _wire.Channel(calls_w, plain=True).send(setup)  # its program: the first message
+    sent = hashlib.sha256()
+    count = 0
+    send_frame = _wire.Channel.send_frame
+
+    def recording(channel: _wire.Channel, data: bytes, deadline: float | None = None) -> None:
+        nonlocal count
+        if channel.fd == calls_w:
+            sent.update(len(data).to_bytes(4, "big") + data)
+            count += 1
+        send_frame(channel, data, deadline)
+
+    _compiled(job["prefix"], job["test"], job["entry_point"])  # compiled before, as cached
+    random.seed(0)
+    gc.collect()
+    _wire.Channel.send_frame = recording  # type: ignore[method-assign]
+    tracemalloc.start()
+    signal.alarm(10)
+    try:
+        verdict = _run_tests(job, calls_w, replies_r)
+    except _Alarm:
+        verdict = b"timed out"
+    finally:
+        signal.alarm(0)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        _wire.Channel.send_frame = send_frame  # type: ignore[method-assign]
+    os.close(calls_w)  # the candidate's server ends at the end of its calls
+    unread = len(_wire.Channel(replies_r).read_to_end(1 << 31))
+    os.waitpid(child, 0)
+    return (sent.hexdigest(), count, unread), peak, verdict
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", choices=["humaneval", "mbpp"])
     parser.add_argument("--data", default=None, help="the dataset's file (MBPP needs one)")
+    parser.add_argument(
+        "--resources-only", action="store_true", help="only the trusted side's resources"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
@@ -125,6 +267,41 @@ def main() -> int:
     dependent: list[str] = []
     misplanned: list[str] = []
     planned = total = whole = 0
+    unequal: list[str] = []
+    judged_wrong = 0
+    widest = 0
+    for problem in problems:
+        # Two runs first, whose peaks are dropped: the allocator's free lists and the
+        # interpreter's caches settle (the first runs of a problem peak up to 400 bytes
+        # higher). Then the smallest of three each: a read that finds a reply half written
+        # (the candidate is another process) can add a few hundred bytes to one run's peak.
+        for _ in range(2):
+            resources_of(problem, wrong=False)
+        rights = [resources_of(problem, wrong=False) for _ in range(3)]
+        wrongs = [resources_of(problem, wrong=True) for _ in range(3)]
+        right_end, wrong_end = rights[0][0], wrongs[0][0]
+        if any(run[0] != right_end for run in rights) or any(run[0] != wrong_end for run in wrongs):
+            print(f"{problem.task_id}: the same candidate saw different ends in two runs")
+            right_end = ("", -1, -1)
+        right_peak = min(run[1] for run in rights)
+        wrong_peak = min(run[1] for run in wrongs)
+        judged_wrong += wrongs[0][2] != b"P"
+        widest = max(widest, abs(right_peak - wrong_peak))
+        if right_end != wrong_end or abs(right_peak - wrong_peak) > PEAK_SLACK:
+            unequal.append(problem.task_id)
+            print(
+                f"{problem.task_id}: right {right_end[1:]} calls/unread bytes, peak "
+                f"{right_peak}; wrong {wrong_end[1:]}, peak {wrong_peak} "
+                f"(calls {'the same' if right_end[0] == wrong_end[0] else 'differ'})"
+            )
+    print(
+        f"{args.dataset}: {len(problems) - len(unequal)} of {len(problems)} problems end the "
+        f"same for the candidate, and take the tests side the same peak memory (within "
+        f"{PEAK_SLACK} bytes; widest gap {widest}), for right answers and for wrong ones of the "
+        f"same sizes ({judged_wrong} of them judged wrong); {len(unequal)} do not"
+    )
+    if args.resources_only:
+        return 1 if unequal else 0
     for problem in problems:
         made: list[str | None] = []
         right, right_end = calls_of(problem, answer_with_reference=True, encoded=made)
@@ -157,7 +334,7 @@ def main() -> int:
         f"the candidate in batches ({whole} problems wholly); plans that are not the calls "
         f"made: {len(misplanned)}"
     )
-    return 1 if misplanned else 0
+    return 1 if misplanned or unequal else 0
 
 
 if __name__ == "__main__":
