@@ -15,8 +15,10 @@ code in the worker, with attacks. What must hold:
 from __future__ import annotations
 
 import gc
+import json
 import os
 import threading
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -189,3 +191,29 @@ def test_a_reply_over_the_budget_is_not_read_into_memory():
     thread.join()
     os.close(write_end)
     os.close(read_end)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["0"] * 50_000,  # small ints: a pointer each
+        ["1e1"] * 25_000,  # a float object each
+        ['"\U0001f600"'] * 14_000,  # a one-character string outside the BMP each
+        ['"\u1234"'] * 16_000,  # one of the BMP, written as UTF-8
+        ['"ab"'] * 20_000,
+    ],
+)
+def test_decoding_a_reply_costs_at_most_16_bytes_a_byte(items):
+    """The figure behind `_wire.REPLY_BUDGET_SHARE`: the text read, the JSON objects and the
+    plain-data copy of a reply take at most 16 bytes per byte of the reply (the worst cases
+    here are lists of one-character strings and of floats); so a run's budget, 1/32 of the
+    tests process's cap, keeps it under half of the cap."""
+    body = ('{"ok": [' + ",".join(items) + "]}").encode()
+    tracemalloc.start()
+    try:
+        text = bytes(body)
+        value = _wire.decode_plain(json.loads(text.decode("utf-8", "surrogatepass"))["ok"], {})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert value and peak <= 16 * len(body), peak / len(body)

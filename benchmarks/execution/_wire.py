@@ -48,7 +48,7 @@ MAX_REPLY_CONTAINERS = 200_000
 # address-space cap: 1/32 (64 MiB under the default 2 GiB cap). Decoding a reply costs at most
 # about 16 bytes per byte of its text (the text, the JSON objects, the plain-data copy; a list
 # of one-character strings outside the BMP is the worst case, measured in
-# tests/test_sandbox_oracles.py), so that a run that keeps every reply stays under half of the
+# tests/test_sandbox_trusted_side.py), so that a run that keeps every reply stays under half of the
 # cap whatever the candidate sends, and whatever an earlier run did (see `_tests_side`).
 REPLY_BUDGET_SHARE = 32
 PLAIN_RULE = "boi-plain/1"
