@@ -176,6 +176,15 @@ def dataset(name: str) -> UpstreamDataset:
     )
 
 
+def fetched_path(name: str, root: str | os.PathLike[str] = DEFAULT_DIR) -> Path | None:
+    """Where `boi data fetch NAME` put a one-file dataset (`data/NAME/FILE` under the working
+    directory, as the fetch defaults to), if it is there; a loader given no path reads it before
+    anything else, so the fetch's advice and the loader agree."""
+    entry = dataset(name)
+    path = entry.path(entry.files[0], root)
+    return path if path.is_file() else None
+
+
 def resolve_base_url(given: str | None = None) -> str:
     """`given` (a --base-url flag), else $BOI_DATA_BASE_URL, else raw.githubusercontent.com."""
     return given or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
@@ -246,7 +255,15 @@ def _fetch_file(
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            size = get(url, handle)
+            try:
+                size = get(url, handle)
+            except UserError as err:
+                # Where raw.githubusercontent.com is out of reach, a mirror is the way on.
+                raise UserError(
+                    f"{str(err).rstrip('.')}; to fetch from a mirror, pass --base-url URL (or set "
+                    f"{BASE_URL_ENV}), or copy the files by hand as docs/how-to/get-the-data.md "
+                    "says."
+                ) from None
         got = sha256_of(tmp)
         if got != file.sha256:
             raise UserError(

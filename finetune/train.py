@@ -2,9 +2,9 @@
 
 The accelerate example shape: `get_dataloaders`, `training_function`, `main`. Launch it as
 
-    python -m finetune.train --config cfg.yaml                        # one process (CPU or GPU)
+    python -m finetune.train --config finetune/configs/train.yaml                      # one process (CPU or GPU)
     accelerate launch --config_file finetune/configs/accelerate_zero3.yaml -m finetune.train ...
-    torchrun --nproc_per_node 2 -m finetune.train --config cfg.yaml --deepspeed finetune/configs/ds_zero3.json
+    torchrun --nproc_per_node 2 -m finetune.train --config finetune/configs/train.yaml --deepspeed finetune/configs/ds_zero3.json
 
 Output directory layout:
 

@@ -232,7 +232,10 @@ FAMILIES = {
 
 
 def _summary(doc: str | None) -> str:
-    return (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
+    """A docstring's first paragraph as one line: its first line alone stopped mid-sentence
+    wherever the sentence wrapped (`boi perturb --list`, the transformation reference)."""
+    paragraph = (doc or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split())
 
 
 def transform(

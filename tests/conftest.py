@@ -5,10 +5,15 @@ from pathlib import Path
 
 import pytest
 
-# ../shared beside the checkout holds the upstream data files; tests that need them skip
-# cleanly where it is absent (users do not have it).
+# The upstream data files: $BOI_SHARED_DATA, else ../shared/data beside the checkout (the
+# maintainers' machine), else the checkout's data/, where `boi data fetch` puts them (what a
+# contributor has); tests that need them skip cleanly where none holds them.
+_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "data"
 SHARED_DATA = Path(
-    os.environ.get("BOI_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+    os.environ.get(
+        "BOI_SHARED_DATA",
+        _BESIDE if _BESIDE.is_dir() else Path(__file__).resolve().parents[1] / "data",
+    )
 )
 MBPP_JSONL = SHARED_DATA / "mbpp" / "mbpp.jsonl"
 CODE_CONTESTS_JSONL = SHARED_DATA / "code_contests" / "code_contests_sample_train_short.jsonl"

@@ -35,6 +35,7 @@ from benchmarks.loaders._reference_runner import TIMED_OUT, run_jobs
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.pysource import rename_identifier
+from benchmarks.upstream import fetched_path
 
 MBPP_FIELDS = ("task_id", "text", "code", "test_list")
 NUM_EXAMPLES = 3
@@ -323,8 +324,9 @@ def shipped_examples(path: Path, outputs: dict[str, dict[str, Any]]) -> dict[str
 
 
 def load_mbpp(data: str | os.PathLike[str] | None = None) -> LoadResult:
-    """All MBPP problems from the upstream JSONL (`data`), or downloaded with `datasets`."""
-    path = Path(data) if data is not None else _download_mbpp()
+    """All MBPP problems from the upstream JSONL (`data`), else the one `boi data fetch mbpp`
+    put in data/mbpp/, else downloaded with `datasets`."""
+    path = Path(data) if data is not None else (fetched_path("mbpp") or _download_mbpp())
     rows = _records(path)
     parsed = _parsed(path, rows)
     issues: list[LoadIssue] = []

@@ -584,7 +584,7 @@ def render_html(
         nav.append((anchor, section_title))
     runs_text = ", ".join(f"{r.dataset} / {r.model} / {r.setting}" for r in runs)
     subtitle = (
-        f"{len(runs)} runs ({runs_text}); {samples} samples; "
+        f"{len(runs)} run{'' if len(runs) == 1 else 's'} ({runs_text}); {samples} samples; "
         f"bootstrap {boot['resamples']} resamples, seed {boot['seed']}"
     )
     return html_document(title, subtitle, nav, sections)

@@ -42,6 +42,7 @@ from benchmarks.common.models import (
 )
 from benchmarks.common.outputs import output_dir
 from benchmarks.common.provenance import config_hash, file_sha256, package_versions
+from benchmarks.upstream import dataset
 
 KINDS = ("finetune", "head")
 SPLITS = ("train", "val", "test")
@@ -284,9 +285,10 @@ def load_classifier(path: str | None = None, device: str = "auto") -> CodeBiasCl
     folder = Path(path).expanduser() if path else default_classifier_dir()
     record_path = folder / RECORD
     if not record_path.is_file():
+        # The annotated data is fetched like every dataset boi does not ship: say how.
         hint = (
-            "train one with `boi bias train-classifier --data DIR` (DIR: the annotated "
-            "train/val/test JSONL of Liu et al.)"
+            "fetch Liu et al.'s annotated data with `boi data fetch code_bias_classifier`, then "
+            f"train one with `{dataset('code_bias_classifier').reads}`"
         )
         if path:
             raise UserError(f"classifier path {folder} holds no {RECORD}; {hint}, or fix the path.")

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 import statistics
+import textwrap
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from benchmarks.common.config import (
     add_dataclass_arguments,
@@ -94,11 +98,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataclass_arguments(keywords, KeywordConfig, flags=KEYWORD_FLAGS)
 
 
+def catalogue_listing(
+    descriptions: Mapping[str, str],
+    params_of: Callable[[str], Mapping[str, Any]],
+    width: int | None = None,
+) -> str:
+    """`--list`: one entry per transformation, the names in one column as wide as the longest
+    name, each whole description wrapped under its own column (a fixed 20-character column
+    pushed long names' descriptions out of line, and the descriptions were cut at their
+    docstring's first line)."""
+    column = max(map(len, descriptions), default=0) + 2
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    # A description column narrower than 40 characters is unreadable: overflow instead.
+    wrap_at = max(width, column + 40)
+    entries = []
+    for name, description in descriptions.items():
+        params = ", ".join(f"{k}={v!r}" for k, v in params_of(name).items())
+        text = description + (f" [{params}]" if params else "")
+        entries.append(
+            textwrap.fill(
+                text,
+                width=wrap_at,
+                initial_indent=name.ljust(column),
+                subsequent_indent=" " * column,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(entries)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
-        for name, description in available_transforms().items():
-            params = ", ".join(f"{k}={v!r}" for k, v in transform_parameters(name).items())
-            print(f"{name:<20} {description}" + (f" [{params}]" if params else ""))
+        print(catalogue_listing(available_transforms(), transform_parameters))
         return 0
     if not args.dataset:
         raise UserError(

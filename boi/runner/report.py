@@ -60,8 +60,13 @@ def summary_line(
         perturbed = {t: c for t, c in values.items() if t not in ("original", "name_only")}
         label = f"pass@{column['k']} {column['dataset']}/{column['model']}/{column['setting']}"
         if original is not None and perturbed:
-            worst = min(perturbed, key=lambda t: perturbed[t]["pass_at_k"])
-            parts.append(
-                f"{label}: original {100 * original:.1f}, worst {worst} {100 * perturbed[worst]['pass_at_k']:.1f}"
-            )
+            # Every transformation at the lowest value is named: picking the first of a tie
+            # called one transformation the worst when all of them scored the same.
+            lowest = min(c["pass_at_k"] for c in perturbed.values())
+            tied = [t for t, c in perturbed.items() if c["pass_at_k"] == lowest]
+            if len(tied) == len(perturbed) > 1:
+                worst = f"every transformation {100 * lowest:.1f}"
+            else:
+                worst = f"worst {', '.join(tied)} {100 * lowest:.1f}"
+            parts.append(f"{label}: original {100 * original:.1f}, {worst}")
     return f"boi run: {', '.join(parts)}; report: {out / 'report' / 'report.html'}"

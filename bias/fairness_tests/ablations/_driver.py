@@ -143,7 +143,7 @@ def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -
     write_text_atomic(json_path, json.dumps(document, indent=2, default=str))
     write_text_atomic(md_path, markdown)
     experiment.complete(tables={"markdown": str(md_path), "json": str(json_path)})
-    summary = f"boi bias experiment {config.kind}: {len(runs)} runs; tables: {md_path}"
+    summary = f"boi bias experiment {config.kind}: {len(runs)} run{'' if len(runs) == 1 else 's'}; tables: {md_path}"
     return ExperimentOutcome(out, markdown, md_path, json_path, summary)
 
 
