@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.boi-installed
 
-.PHONY: install demo test lint docs test-container
+.PHONY: install demo test lint docs serve-docs test-container
 
 $(STAMP): pyproject.toml constraints.txt scripts/install.sh
 	bash scripts/install.sh $(VENV)
@@ -28,8 +28,14 @@ test: lint
 # The documentation site, strict: a broken link, a missing page or a reference entry that no
 # longer matches the code fails. The reference pages are generated from the code as it builds.
 # (The two variables silence banners that Material and a plugin print on every build.)
+MKDOCS := NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs
+
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
+	$(MKDOCS) build --strict --quiet
+
+# The site served as you write (http://127.0.0.1:8000), with the same banners silenced as `docs`.
+serve-docs: $(STAMP)
+	$(MKDOCS) serve
 
 # The sandbox suites again as in a default Docker container (root without CAP_SYS_ADMIN, no
 # user namespaces: scripts/containerlike.py): the unprivileged tier must be reached and hold.
