@@ -11,8 +11,12 @@ libraries (torch, transformers, vLLM, matplotlib, datasets) only where they are 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import itertools
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -137,6 +141,66 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _swallowed(parser: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """What to say if a positional argument is found missing, when a flag of the command that
+    takes many values (`--transforms A B`) took words up to the next flag: it then read the
+    positionals too (`--transforms original anonymize humaneval --out X` makes humaneval a
+    transformation and leaves DATASET out). None when the command takes no positional or no
+    such flag took a word (values ended by `--` are not counted: the user said where they end)."""
+    leaf, start = parser, 0
+    while start < len(words):
+        subs = [a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or words[start] not in subs[0].choices:
+            break
+        leaf, start = subs[0].choices[words[start]], start + 1
+    positionals = [
+        a
+        for a in leaf._actions
+        if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
+    ]
+    if not positionals:
+        return None
+    many = {s for a in leaf._actions if a.nargs in ("+", "*") for s in a.option_strings}
+    line = list(words[start : words.index("--") if "--" in words else len(words)])
+    flag, values = "", []
+    for at, word in enumerate(line):
+        if word in many:
+            taken = list(itertools.takewhile(lambda w: not _is_flag(w), line[at + 1 :]))
+            if taken:
+                flag, values = word, taken
+    if not flag:
+        return None
+    names = " and ".join(
+        a.metavar if isinstance(a.metavar, str) else a.dest.upper() for a in positionals
+    )
+    return (
+        f"{flag} reads every word after it up to the next flag, so it took "
+        f"{' '.join(values)!r} and left {names} out; put {names} before {flag}."
+    )
+
+
+def _is_flag(word: str) -> bool:
+    """Whether argparse reads `word` as an option (a negative number is a value)."""
+    return word.startswith("-") and not re.fullmatch(r"-\d[\d.e+-]*", word)
+
+
+def _unset_positional(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
+    """Whether an optional positional argument (`[DATASET]`) of the command `args` was parsed
+    for is left out."""
+    leaf = parser
+    while True:
+        subs = [a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs and subs[0].dest else None
+        if not subs or name not in subs[0].choices:
+            break
+        leaf = subs[0].choices[name]
+    return any(
+        getattr(args, a.dest, None) in (None, [])
+        for a in leaf._actions
+        if not a.option_strings and a.nargs in ("?", "*")
+    )
+
+
 def _one_line(err: BaseException) -> str:
     """An exception's message as one line (torch and friends write several)."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
@@ -162,14 +226,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in words[:end]
     words = [w for i, w in enumerate(words) if not (i < end and w == "--debug")]
     parser = make_parser()
+    command = " ".join(["boi", *(w for w in words[:1] if w in COMMANDS)])
+    # A many-valued flag last on the line may have read the positionals too: said as such,
+    # never taken silently (an unset [DATASET]) nor as argparse's bare "required" line.
+    swallowed = _swallowed(parser, words)
+    caught = io.StringIO()
     try:
         for before, word in zip(["", *words], words, strict=False):
             # Every argument may end up in a record or a report, as text.
             require_text(word, before if before.startswith("-") else "the argument")
-        args = parser.parse_args(words)
+        with contextlib.redirect_stderr(caught) if swallowed else contextlib.nullcontext():
+            args = parser.parse_args(words)
     except UserError as err:  # a flag refused while parsing (`--transforms a,b`)
-        command = " ".join(["boi", *(w for w in words[:1] if w in COMMANDS)])
         print(f"{command}: error: {err}", file=sys.stderr)
+        return 2
+    except SystemExit:
+        if swallowed and "the following arguments are required" in caught.getvalue():
+            print(f"{command}: error: {swallowed}", file=sys.stderr)
+            return 2
+        sys.stderr.write(caught.getvalue())
+        raise
+    sys.stderr.write(caught.getvalue())
+    if swallowed and _unset_positional(parser, args):
+        print(f"{command}: error: {swallowed}", file=sys.stderr)
         return 2
     name = f"boi {args.command}"
 

@@ -432,3 +432,35 @@ def test_a_file_name_that_is_not_utf8_is_refused_before_anything_is_written(tmp_
 
     with pytest.raises(UserError, match=r"config.out_dir 'o\\xff' is not valid UTF-8"):
         load_run_config(None, {"out_dir": "o\udcff"})
+
+
+# --------------------------------------------------------------------------- many-valued flags
+
+
+@pytest.mark.parametrize(
+    ("line", "flag", "taken", "missing"),
+    [
+        # An optional positional: before, taken silently, then "boi perturb needs a DATASET".
+        ("perturb --transforms original anonymize humaneval --out OUT", "--transforms", "original anonymize humaneval", "DATASET"),
+        # Required ones: before, argparse's bare "the following arguments are required".
+        ("keywords extract --extra-stop-words foo humaneval", "--extra-stop-words", "foo humaneval", "DATASET"),
+        ("finetune build-data --out OUT --transforms original a.jsonl", "--transforms", "original a.jsonl", "SOURCE"),
+        ("analyze attention --transforms original RUN", "--transforms", "original RUN", "RUN_DIR"),
+        ("execute --preload json a.jsonl b.jsonl --out OUT", "--preload", "json a.jsonl b.jsonl", "PROBLEMS and SAMPLES"),
+    ],
+)  # fmt: skip
+def test_a_flag_of_many_values_never_takes_a_positional_silently(
+    tmp_path, capsys, line, flag, taken, missing
+):
+    words = line.replace("OUT", str(tmp_path / "out")).split()
+    assert main(words) == 2
+    err = _error(capsys)
+    assert f"{flag} reads every word after it up to the next flag, so it took {taken!r}" in err
+    assert f"left {missing} out; put {missing} before {flag}." in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_positional_before_a_flag_of_many_values_is_read_as_before(tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert main(["perturb", "humaneval", "--transforms", "original", "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 164
