@@ -165,6 +165,9 @@ def test_boi_run_judges_completions_made_elsewhere(tmp_path, capsys):
     config_path.write_text(json.dumps(_robustness_config(tmp_path / "run", path).to_json()))
 
     assert main(["run", "--config", str(config_path), "--completions", str(path)]) == 0
+    # Nothing was generated: the summary says the samples were read from the file.
+    summary = capsys.readouterr().out
+    assert "2 read from the given completions" in summary and "generated" not in summary
     results = [
         json.loads(line)
         for line in (

@@ -17,7 +17,13 @@ reader of model output: every sample's `reading` says how its reply became code 
 did not: a reply cut off, a reply without the code).
 """
 
-from benchmarks.generation._backend import Backend, BackendBase, NoOptions, Request
+from benchmarks.generation._backend import (
+    Backend,
+    BackendBase,
+    NoOptions,
+    Request,
+    sample_verb,
+)
 from benchmarks.generation._cache import GenerationCache, GenerationOutcome, generate_samples
 from benchmarks.generation._decoding import (
     DEFAULT_CHAT_INSTRUCTION,
@@ -71,6 +77,7 @@ __all__ = [
     "PromptGroup",
     "ReplyReading",
     "Request",
+    "sample_verb",
     "Sample",
     "SamplingTotals",
     "backend_class",

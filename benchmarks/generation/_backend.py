@@ -70,6 +70,12 @@ class Backend(Protocol):
     ) -> Iterator[tuple[int, list[str]]]: ...
 
 
+def sample_verb(backend: Any) -> str:
+    """What a backend does to a sample, for logs and summaries (`BackendBase.sample_verb`;
+    a backend that is not a `BackendBase`, a test's fake, generates)."""
+    return str(getattr(backend, "sample_verb", "generated"))
+
+
 @dataclass(frozen=True)
 class NoOptions:
     """The options of a backend that has none."""
@@ -98,6 +104,10 @@ class BackendBase:
     def __init__(self, spec: Any) -> None:
         """`spec` is the `BackendSpec` naming this backend (its `options` are `Options`)."""
         self.spec = spec
+
+    sample_verb: ClassVar[str] = "generated"
+    """What the run's logs and summary say this backend does to a sample: a model generates it,
+    a file of completions gives it ("read from the given completions")."""
 
     same_under_every_seed: ClassVar[bool] = False
     """True when the backend's sample i is the same text whatever the seed (completions read

@@ -124,11 +124,12 @@ class GenerationOutcome:
     def deduplicated(self) -> int:
         return self.requested_samples - self.unique_samples
 
-    def summary(self) -> str:
+    def summary(self, verb: str = "generated") -> str:
+        """One line; `verb` is the backend's `sample_verb` (a file's samples are read)."""
         text = (
             f"{self.requested_samples} samples for {len(self.completions)} prompts "
             f"({self.unique_prompts} distinct): {self.cache_hits} from cache, "
-            f"{self.generated} generated, {self.deduplicated} shared by identical prompts"
+            f"{self.generated} {verb}, {self.deduplicated} shared by identical prompts"
         )
         if self.empty:
             text += f"; {len(self.empty)} empty completions"

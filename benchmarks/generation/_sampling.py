@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from benchmarks.common.progress import stage
-from benchmarks.generation._backend import Backend, check_seeds
+from benchmarks.generation._backend import Backend, check_seeds, sample_verb
 from benchmarks.generation._cache import generate_samples
 from benchmarks.generation._decoding import DecodingConfig
 from benchmarks.generation.replies import EXTRACTED, NO_CODE, TRUNCATED, ReplyReading
@@ -111,7 +111,7 @@ def sample_prompts(
             else:
                 outcome = generate_samples(backend, group.prompts, decoding, cache_path)
             if log is not None:
-                log(f"  {outcome.summary()}")
+                log(f"  {outcome.summary(sample_verb(backend))}")
             totals.add(
                 SamplingTotals(
                     requested_samples=outcome.requested_samples,

@@ -324,6 +324,7 @@ class GivenCompletionsBackend(BackendBase):
     default_model = ""
     max_samples_per_call = 1 << 16
     same_under_every_seed = True
+    sample_verb = "read from the given completions"
 
     def __init__(self, spec: Any) -> None:
         super().__init__(spec)

@@ -41,13 +41,18 @@ def build_run_report(
 
 
 def summary_line(
-    out: Path, table_json: Path, results: Sequence[dict[str, Any]], generation: dict[str, int]
+    out: Path,
+    table_json: Path,
+    results: Sequence[dict[str, Any]],
+    generation: dict[str, int],
+    verb: str = "generated",
 ) -> str:
-    """One line: what ran, and the first column's Original vs worst transformation."""
+    """One line: what ran, and the first column's Original vs worst transformation. `verb`:
+    what the run's backends did to a sample (`sample_verb`: a file's are read)."""
     table = json.loads(table_json.read_text(encoding="utf-8"))
     parts = [
         f"{len(results)} samples executed",
-        f"{generation['generated']} generated ({generation['cache_hits']} from cache)",
+        f"{generation['generated']} {verb} ({generation['cache_hits']} from cache)",
     ]
     if table["columns"]:
         column = table["columns"][0]

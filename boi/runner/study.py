@@ -14,7 +14,7 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, portable_config, prompts_sha256
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
-from benchmarks.generation import GenerationCache, SamplingTotals, load_backend
+from benchmarks.generation import GenerationCache, SamplingTotals, load_backend, sample_verb
 from benchmarks.loaders import LoadResult
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results
@@ -119,6 +119,9 @@ class RobustnessStudy:
             variants, dataset_of = _perturb(config, out, log, self._datasets)
         similarity: dict[str, float] = {}
         if config.critic.enabled:
+            # Given completions are gated too: a table means the same whatever wrote its
+            # completions, so an external model and a generated one compare on the same
+            # variants (critic.enabled: false judges every variant the file answers).
             with stage("critic", log, run.timings, "boi run"):
                 variants, similarity = _critic_gate(config, out, variants, log)
         owned = run.owned([v.source_task_id for v in variants])
@@ -127,6 +130,7 @@ class RobustnessStudy:
         generation_totals = SamplingTotals()
         # Each model as generation knows it (a local folder's content digest, not its path).
         identities: dict[str, str] = {}
+        verbs: set[str] = set()
         for spec in config.models:
             label = spec.label
             with stage(f"load {label}", log, run.timings, "boi run"):
@@ -137,6 +141,7 @@ class RobustnessStudy:
                 for note in backend.prepare(variants):
                     log(f"  {note}")
                 identities[label] = backend.identity  # known once prepared (reference's)
+                verbs.add(sample_verb(backend))
             for setting in config.settings:
                 samples, totals = _sample_setting(
                     config, run.dir, backend, label, setting, problems, dataset_of, log
@@ -154,10 +159,12 @@ class RobustnessStudy:
                 log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
                 results += report.results
         generation = generation_totals.to_json()
+        # A file's samples are read, a model's generated; a run of both says generated.
+        verb = verbs.pop() if len(verbs) == 1 else "generated"
         if run.shard is not None:
             return StudyOutcome(out, "", "", generation)
         with stage("report", log, run.timings, "boi run"):
-            outcome = self._outcome(out, results, problems, similarity, generation)
+            outcome = self._outcome(out, results, problems, similarity, generation, verb)
         outcome.record["model_identities"] = identities
         return outcome
 
@@ -168,10 +175,11 @@ class RobustnessStudy:
         problems: Mapping[str, Problem],
         similarity: Mapping[str, float],
         generation: dict[str, Any],
+        verb: str = "generated",
     ) -> StudyOutcome:
         paths = build_run_report(self.config, out, results, problems, similarity)
         table = Path(paths.table_md).read_text(encoding="utf-8")
-        summary = summary_line(out, Path(paths.table_json), results, generation)
+        summary = summary_line(out, Path(paths.table_json), results, generation, verb)
         # Inside the run directory, which is the run wherever it is moved.
         record = {
             "report": {
