@@ -123,8 +123,8 @@ def report_from_files(
         model=model_name,
         setting=setting,
     )
-    for note in notes:
-        log(f"note: {note}")
+    # The notes are not logged: they head table.md, which `boi report` prints (logging them
+    # too showed each twice).
     fewest: dict[str, int] = {}
     counts: dict[tuple[str, str, str, str], int] = {}
     for row in results:
