@@ -35,7 +35,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from benchmarks.common.config import add_dataclass_arguments, overrides_from_arg
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.models import load_model, load_tokenizer, resolve_model
+from benchmarks.common.progress import progress_bar
 from benchmarks.common.provenance import file_sha256, git_revision, package_versions
 from benchmarks.common.rundir import RunDir, claim_run_dir
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
@@ -443,6 +444,9 @@ class _Session:
     # Summed solution loss and token count of the optimizer step being accumulated.
     step_loss: Any
     steps_this_session: int = 0
+    # The main process's bar over optimizer steps (None elsewhere): training is otherwise
+    # silent between `log_every` lines and evaluations.
+    progress: Callable[[int, int], None] | None = None
 
 
 def training_function(config: TrainConfig) -> dict[str, Any]:
@@ -644,6 +648,9 @@ def _train(session: _Session) -> None:
     """Train until a stop reason: a baseline evaluation on a new run, then epoch after epoch."""
     state = session.state
     session.model.train()
+    if session.accelerator.is_main_process:
+        session.progress = progress_bar(session.total_steps, "train", unit="step")
+        session.progress(state.step, session.total_steps)  # a resumed run starts where it was
     if session.checkpoint is None:
         # A baseline before any update, so early stopping can tell fine-tuning made things worse.
         _evaluate(session)
@@ -709,6 +716,8 @@ def _finish_step(session: _Session, lr: float) -> bool:
     config, state = session.config, session.state
     state.step += 1
     session.steps_this_session += 1
+    if session.progress is not None:
+        session.progress(state.step, session.total_steps)
     _log_step_loss(session, lr)
     stop = False
     if config.eval_every and state.step % config.eval_every == 0:

@@ -14,6 +14,7 @@ import yaml
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.progress import progress_bar
 from benchmarks.common.provenance import write_output_manifest
 from benchmarks.problem import LineageStep, Problem
 from perturb.blocks import split_dataset
@@ -154,7 +155,8 @@ def run_catalogue(
         else:
             keywords = {a.task_id: a for a in analyze_keywords(usable, config.keywords, embedder)}
     variants, not_applied = [], []
-    for problem in usable:
+    update = progress_bar(len(usable), "transform", unit="problem")
+    for done, problem in enumerate(usable, start=1):
         for transform in transforms:
             seeded = transform.stochastic and config.random_seeds > 1
             for tag in range(config.random_seeds if seeded else 1):
@@ -169,6 +171,7 @@ def run_catalogue(
                         )
                 else:
                     variants.extend(outcome)
+        update(done, len(usable))
     return CatalogueResult(variants, not_applied, keywords, split.failures)
 
 

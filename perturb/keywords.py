@@ -34,6 +34,7 @@ import numpy as np
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import EMBEDDED_EMBEDDER, load_sentence_transformer
+from benchmarks.common.progress import progress_bar
 from benchmarks.problem import Problem
 from perturb.words import CLOSED_CLASS
 
@@ -304,13 +305,60 @@ def sentence_transformer_embedder(
     name_or_path: str, batch_size: int = 128, cache: bool = True
 ) -> CachedEmbedder:
     model = load_sentence_transformer(name_or_path)
-    return CachedEmbedder(
-        lambda texts, bs: model.encode(
-            texts, batch_size=bs, convert_to_numpy=True, show_progress_bar=False
-        ),
-        batch_size,
-        cache,
-    )
+    return CachedEmbedder(functools.partial(encode_by_length, model), batch_size, cache)
+
+
+TOKENS_PER_BATCH = 2048
+"""Padded tokens per forward pass at most (the longest text's tokens x the batch's texts)."""
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, tokens: int) -> list[list[int]]:
+    """Indices of texts with these token `lengths`, longest first, in batches of at most
+    `batch_size` texts and `tokens` padded tokens (a text longer than `tokens` goes alone).
+
+    Why: a batch is padded to its longest text, and sentence-transformers' own batching of a
+    fixed count puts 128 short problem statements beside long ones, so half of what the model
+    computes for HumanEval's 164 statements is padding (scripts/bench_perturb.py).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        # Longest first: the batch's first text sets its padded length.
+        if current and (
+            len(current) >= batch_size or lengths[current[0]] * (len(current) + 1) > tokens
+        ):
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def encode_by_length(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    """`model.encode(texts)` (a SentenceTransformer) in `length_batches`, one forward pass each,
+    with a progress bar (texts done, ETA) when there is more than one pass."""
+    limit = int(model.max_seq_length or 512)
+    ids = model.tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]
+    batches = length_batches([len(i) for i in ids], batch_size, TOKENS_PER_BATCH)
+    update = progress_bar(len(texts), "embed", unit="text") if len(batches) > 1 else None
+    vectors: np.ndarray | None = None
+    done = 0
+    for batch in batches:
+        part = model.encode(
+            [texts[i] for i in batch],
+            batch_size=len(batch),
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        if vectors is None:
+            vectors = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
+        vectors[batch] = part
+        done += len(batch)
+        if update is not None:
+            update(done, len(texts))
+    return vectors if vectors is not None else np.zeros((0, 1), dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -761,7 +809,8 @@ def analyze_keywords(
     all_keywords = sorted({w for cands in candidates for k, _ in cands for w in [k, *k.split()]})
     embedder.embed(sorted(all_tokens) + all_keywords)
 
-    for doc, cands in zip(docs, candidates, strict=True):
+    update = progress_bar(len(docs), "keywords", unit="problem")
+    for done, (doc, cands) in enumerate(zip(docs, candidates, strict=True), start=1):
         decisions = [
             _decide(doc, keyword, score, config, embedder, anchors) for keyword, score in cands
         ]
@@ -772,6 +821,7 @@ def analyze_keywords(
         decisions = _phrases_beside_their_words(doc, decisions, config, embedder, anchors)
         decisions = _one_pick_per_word(_without_overlaps(decisions))
         results[id(doc)] = KeywordAnalysis(doc.problem.task_id, tuple(decisions))
+        update(done, len(docs))
     out = []
     for problem, item in zip(problems, prepared, strict=True):
         out.append(

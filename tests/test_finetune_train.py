@@ -41,7 +41,16 @@ def uninterrupted(tmp_path_factory):
     config = write_toy_run(tmp, eval_every=2, checkpoint_every=2, max_epochs=2, patience=20)
     proc = run_python(["-m", "finetune.train", "--config", str(config)])
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (tmp / "stderr.txt").write_text(proc.stderr)
     return tmp
+
+
+def test_training_shows_a_bar_over_steps(uninterrupted):
+    import re
+
+    err = (uninterrupted / "stderr.txt").read_text()
+    # tqdm's line: description, percent, count of optimizer steps, then elapsed<ETA.
+    assert re.search(r"train:\s+\d+%\|.*\| \d+/\d+ \[[\d:]+<", err), err[-2000:]
 
 
 def test_training_writes_results_and_a_loadable_best_model(uninterrupted):

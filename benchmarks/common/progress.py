@@ -25,6 +25,8 @@ def stage(
 def progress_bar(total: int, description: str, unit: str = "sample") -> Callable[[int, int], None]:
     """A `(done, total)` callback drawing a tqdm bar (closed when done reaches total)."""
     bar = tqdm(total=total, desc=description, unit=unit, leave=False)
+    if total <= 0:  # nothing to count: no bar left open
+        bar.close()
 
     def update(done: int, total: int) -> None:
         bar.update(done - bar.n)  # update() respects tqdm's redraw interval; refresh() would not
