@@ -464,3 +464,21 @@ def test_a_positional_before_a_flag_of_many_values_is_read_as_before(tmp_path, c
     out = tmp_path / "out.jsonl"
     assert main(["perturb", "humaneval", "--transforms", "original", "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 164
+
+
+def test_a_completions_task_id_the_run_lacks_is_refused_before_the_claim(tmp_path, capsys):
+    """Before: the run claimed its directory (manifest, problems.jsonl) and then refused the
+    file when the backend loaded, after the perturbation."""
+    problems = _solutions()
+    lines = [{"task_id": t, "completion": p.canonical_solution} for t, p in problems.items()]
+    config = _config(tmp_path)
+    for wrong in ("HumanEval/999", "HumanEval/0::anonymize", "HumanEval/1"):
+        path = _completions(tmp_path, [*lines, {"task_id": wrong, "completion": "    pass\n"}])
+        assert main(["run", "--config", str(config), "--completions", str(path)]) == 2
+        err = _error(capsys)
+        assert f"{path} line 3: task_id {wrong!r} is not a task of this run" in err
+        assert not (tmp_path / "run").exists()
+    # The file's own tasks, by id, run as before.
+    path = _completions(tmp_path, lines)
+    assert main(["run", "--config", str(config), "--completions", str(path)]) == 0
+    assert _results(tmp_path / "run") == {"HumanEval/0": [True], "HumanEval/2": [True]}

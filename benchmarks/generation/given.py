@@ -377,6 +377,19 @@ class GivenCompletionsBackend(BackendBase):
         _check_numbering(path, records)
         return records
 
+    @classmethod
+    def check_task_ids(
+        cls, spec: Any, could_be: Callable[[str], bool], known: Iterable[str]
+    ) -> None:
+        """Refuse a line naming by `task_id` a task no variant of the run can have, before the
+        run claims its directory (`prepare`, which matches the variants themselves, comes after
+        the perturbation). `could_be`: whether an id names one of the run's problems under one
+        of its transformations; `known`: the run's problem ids, for the suggestion."""
+        path = Path(spec.model)
+        for record in cls._read(spec):
+            if record.prompt is None and not could_be(record.task_id):
+                raise UserError(_not_a_task(path, record, known))
+
     def _add(self, prompt_hash: str, record: CompletionRecord) -> None:
         texts = self._texts.setdefault(prompt_hash, [])
         if record.sample_index >= len(texts):
@@ -388,12 +401,7 @@ class GivenCompletionsBackend(BackendBase):
         prompt_of = {p.task_id: p.prompt for p in problems}
         unknown = [r for r in self._unmatched if r.task_id not in prompt_of]
         if unknown:
-            first = unknown[0]
-            raise UserError(
-                f"{self.path} line {first.line}: task_id {first.task_id!r} is not a task of "
-                f"this run{suggest(first.task_id, prompt_of)}; fix the id, or give the exact "
-                "prompt text as `prompt` instead."
-            )
+            raise UserError(_not_a_task(self.path, unknown[0], prompt_of))
         for record in self._unmatched:
             self._add(_prompt_key(prompt_of[record.task_id]), record)
         self._unmatched = []
@@ -423,6 +431,14 @@ class GivenCompletionsBackend(BackendBase):
                     "(and give one seed)."
                 )
             yield position, [texts[index] for index in request.indices]
+
+
+def _not_a_task(path: Path, record: CompletionRecord, known: Iterable[str]) -> str:
+    return (
+        f"{path} line {record.line}: task_id {record.task_id!r} is not a task of this run"
+        f"{suggest(record.task_id, known)}; fix the id, or give the exact prompt text as "
+        "`prompt` instead."
+    )
 
 
 def _prompt_key(prompt: str) -> str:

@@ -21,6 +21,7 @@ from benchmarks.generation import (
     DecodingConfig,
     PromptGroup,
     SamplingTotals,
+    backend_class,
     check_models,
     for_kind,
     sample_prompts,
@@ -115,7 +116,45 @@ def load_datasets(config: RunConfig) -> list[LoadResult]:
                 "function with its docstring, a problem statement): "
                 f"`boi blocks {spec.name}` says why."
             )
+    _check_given_task_ids(config, loaded)
     return loaded
+
+
+def _check_given_task_ids(config: RunConfig, datasets: Sequence[LoadResult]) -> None:
+    """A completions file's task ids against the run's problems and transformations, before
+    the claim (the backend matches the exact variants only after the perturbation): an id of
+    a problem or a transformation the run does not have is refused now, naming file and line.
+    The problems are named as `_perturb` names them (given variants as given; a problem whose
+    id an earlier dataset has, as `label:ID`)."""
+    checks = [
+        (spec, check)
+        for spec in config.models
+        if (check := getattr(backend_class(spec.kind), "check_task_ids", None)) is not None
+    ]
+    if not checks:
+        return
+    sources: set[str] = set()
+    given: set[str] = set()
+    for spec, loaded in zip(config.datasets, datasets, strict=True):
+        if any(p.lineage for p in loaded.problems):
+            variants = _given_variants(loaded.problems, spec)
+            given.update(v.task_id for v in variants)
+            sources.update(v.source_task_id for v in variants)
+            continue
+        ids = [p.task_id for p in _select(loaded.problems, spec)]
+        if any(task_id in sources for task_id in ids):
+            ids = [f"{spec.label}:{task_id}" for task_id in ids]
+        sources.update(ids)
+    names = set(config.transforms) | ({"name_only"} if config.name_only_probe else set())
+
+    def could_be(task_id: str) -> bool:
+        # A variant's id is SOURCE::NAME[/i][@sK] (perturb.transforms); the original's, SOURCE.
+        source, _, variant = task_id.partition("::")
+        name = variant.split("/")[0].split("@")[0]
+        return task_id in given or (source in sources and (not variant or name in names))
+
+    for spec, check in checks:
+        check(spec, could_be, sorted(sources))
 
 
 def _perturb(
