@@ -127,9 +127,9 @@ def _check_given_task_ids(config: RunConfig, datasets: Sequence[LoadResult]) -> 
     The problems are named as `_perturb` names them (given variants as given; a problem whose
     id an earlier dataset has, as `label:ID`)."""
     checks = [
-        (spec, check)
-        for spec in config.models
-        if (check := getattr(backend_class(spec.kind), "check_task_ids", None)) is not None
+        (model, check)
+        for model in config.models
+        if (check := getattr(backend_class(model.kind), "check_task_ids", None)) is not None
     ]
     if not checks:
         return
@@ -153,8 +153,8 @@ def _check_given_task_ids(config: RunConfig, datasets: Sequence[LoadResult]) -> 
         name = variant.split("/")[0].split("@")[0]
         return task_id in given or (source in sources and (not variant or name in names))
 
-    for spec, check in checks:
-        check(spec, could_be, sorted(sources))
+    for model, check in checks:
+        check(model, could_be, sorted(sources))
 
 
 def _perturb(
