@@ -1,0 +1,312 @@
+"""The figures on the documentation pages against the code (issue 48, "figures that drift").
+
+A count on a page is either generated when the site builds or checked here by running the
+page's own command at the page's (small) size and comparing. Figures that need a run too long
+for a test (a whole dataset through the keyword model, a training run, a timing) are stated on
+their page with the machine, the date and the command; here, their inputs are checked to be
+where the page says, and the arithmetic between the figures of one block to hold.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from benchmarks.upstream import UPSTREAM_DATA
+from boi.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
+
+
+def _page(relative: str) -> str:
+    return (REPO / relative).read_text(encoding="utf-8")
+
+
+def _without_code_blocks(text: str) -> str:
+    return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+# --- where the data is ---------------------------------------------------------------------
+
+
+def test_fetched_files_are_named_where_boi_data_fetch_puts_them():
+    """A page that names a fetched file names the path `boi data fetch` writes (the scale-out
+    page had MBPP at data/mbpp.jsonl, where nothing puts it)."""
+    wrong = []
+    for dataset in UPSTREAM_DATA:
+        for file in dataset.files:
+            want = dataset.path(file).as_posix()
+            mention = re.compile(
+                r"(?<![\w/.])((?:\.\./)?data/[\w./-]*?" + re.escape(file.name) + r")(?![\w.])"
+            )
+            for page in PAGES:
+                lines = page.read_text(encoding="utf-8").splitlines()
+                for number, line in enumerate(lines, 1):
+                    wrong += [
+                        f"{page.relative_to(REPO)}:{number}: {m.group(1)} (boi data fetch: {want})"
+                        for m in mention.finditer(line)
+                        if m.group(1) != want
+                    ]
+    assert not wrong, "\n".join(wrong)
+
+
+# --- no promise in place of a figure, no timing without its machine ------------------------
+
+PENDING = re.compile(r"\b(?:is|are) being measured\b|\bto be measured\b|\bTBD\b|\bTODO\b")
+TIMING = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:ms|s|min|minutes|seconds|h|hours|GPU-hours)\b")
+MACHINE = re.compile(r"\bcores?\b|\bGPUs?\b|H100|H200|\bCPUs?\b|\bVM\b|\bmachine\b", re.I)
+
+
+def test_no_page_promises_a_figure_instead_of_giving_it():
+    found = [
+        f"{page.relative_to(REPO)}: {m.group(0)!r}"
+        for page in PAGES
+        for m in PENDING.finditer(_without_code_blocks(page.read_text(encoding="utf-8")))
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_every_section_with_a_timing_names_the_machine_it_was_measured_on():
+    """A time means nothing without the machine: each section (between `##` headings) that
+    gives one says what it ran on ("here" is not a machine)."""
+    silent = []
+    for page in PAGES:
+        text = _without_code_blocks(page.read_text(encoding="utf-8"))
+        for section in re.split(r"\n(?=#{2,} )", text):
+            timing = TIMING.search(section)
+            if timing and not MACHINE.search(section):
+                heading = section.strip().splitlines()[0]
+                silent.append(f"{page.relative_to(REPO)}: {heading!r} gives {timing.group(0)!r}")
+    assert not silent, "\n".join(silent)
+
+
+# --- the fine-tuning tutorial's toy data ----------------------------------------------------
+
+TUTORIAL = "docs/tutorials/augmented-finetuning.md"
+# "36 / 4 (36 / 4 tasks)" or "306 / 33 (same 36 / 4 tasks; 299 variants, 28 duplicates skipped)"
+EXAMPLES_CELL = re.compile(
+    r"(?P<train>\d+) / (?P<validation>\d+) \((?:same )?(?P<train_tasks>\d+) / "
+    r"(?P<validation_tasks>\d+) tasks(?:; (?P<augmented>\d+) variants, "
+    r"(?P<skipped>\d+) duplicates? skipped)?\)"
+)
+
+
+def _toy_build_commands() -> dict[str, list[str]]:
+    """The tutorial's toy `boi finetune build-data` lines, by flavour, as argv."""
+    text = _page(TUTORIAL)
+    toy = text[text.index("Toy run on a CPU") :]
+    block = re.search(r"```bash\n(.*?)```", toy, flags=re.S)
+    assert block, "the toy run's commands are gone from the tutorial"
+    commands = {}
+    for line in block.group(1).splitlines():
+        if line.startswith("boi finetune build-data"):
+            argv = shlex.split(line.split("#")[0])[1:]
+            commands[argv[argv.index("--flavour") + 1]] = argv
+    assert set(commands) == {"NA", "A"}, commands
+    return commands
+
+
+def _toy_table() -> dict[str, dict[str, int]]:
+    rows = {}
+    for line in _page(TUTORIAL).splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] in ("NA", "A"):
+            match = EXAMPLES_CELL.fullmatch(cells[1])
+            assert match, f"{TUTORIAL}: cannot read the {cells[0]} row's counts {cells[1]!r}"
+            rows[cells[0]] = {k: int(v) for k, v in match.groupdict().items() if v is not None}
+    assert set(rows) == {"NA", "A"}, rows
+    return rows
+
+
+def _run_toy_build(flavour: str, mbpp_path: Path, workdir: Path, monkeypatch) -> dict[str, int]:
+    """Run the tutorial's command as written, in a folder where `data/mbpp/mbpp.jsonl` is the
+    fetched MBPP file; returns the counts its manifest records."""
+    import json
+
+    (workdir / "data" / "mbpp").mkdir(parents=True, exist_ok=True)
+    link = workdir / "data" / "mbpp" / "mbpp.jsonl"
+    if not link.exists():
+        link.symlink_to(mbpp_path)
+    (workdir / "toy").mkdir(exist_ok=True)
+    monkeypatch.chdir(workdir)
+    argv = _toy_build_commands()[flavour]
+    assert main(argv) == 0
+    out = Path(argv[argv.index("--out") + 1])
+    manifest = json.loads(Path(f"{out}.manifest.json").read_text(encoding="utf-8"))
+    return manifest["counts"]
+
+
+def _expected(counts: dict[str, int], flavour: str) -> dict[str, int]:
+    keys = ["train", "validation", "train_tasks", "validation_tasks"]
+    if flavour == "A":
+        keys += ["augmented", "skipped"]
+    return {key: counts[key] for key in keys}
+
+
+def test_finetuning_tutorial_na_counts_are_what_its_command_gives(mbpp_path, tmp_path, monkeypatch):
+    counts = _run_toy_build("NA", mbpp_path, tmp_path, monkeypatch)
+    assert _toy_table()["NA"] == _expected(counts, "NA")
+
+
+@pytest.mark.embedded
+def test_finetuning_tutorial_a_counts_are_what_its_command_gives(mbpp_path, tmp_path, monkeypatch):
+    """The augmented flavour's counts depend on the keyword rules (the embedded keyword model):
+    the page's table must say what the page's command gives today."""
+    counts = _run_toy_build("A", mbpp_path, tmp_path, monkeypatch)
+    assert _toy_table()["A"] == _expected(counts, "A"), (
+        f"{TUTORIAL}'s A row is stale: its command now gives {_expected(counts, 'A')}"
+    )
+
+
+# --- the shards benchmark's variant count ---------------------------------------------------
+
+
+def test_bench_shards_variant_count_on_the_pages_is_its_configs(mbpp_path, tmp_path, monkeypatch):
+    """scripts/bench_shards.py's run (original, anonymize, drop_examples over all of HumanEval
+    and MBPP: no keyword model) has the number of variants the scale-out and performance pages
+    give; counted with the dry run, which perturbs and writes nothing."""
+    monkeypatch.setenv("TQDM_DISABLE", "1")  # the script sets it on import; keep it to this test
+    from boi.runner import estimate_run
+    from scripts.bench_shards import config_for
+
+    estimate = estimate_run(config_for(tmp_path / "run", mbpp_path, None), lambda _: None)
+    variants = int(estimate.units.split("variants: ")[1].split()[0])
+    for page, pattern in (
+        ("docs/how-to/scale-out.md", r"974 MBPP problems, (\d+) variants"),
+        ("docs/explanation/performance.md", r"HumanEval \+ MBPP \((\d+) variants\)"),
+    ):
+        found = re.search(pattern, _page(page))
+        assert found, f"{page}: the bench_shards figure is gone ({pattern})"
+        assert int(found.group(1)) == variants, f"{page} says {found.group(1)}, the run {variants}"
+
+
+# --- the paper protocol's dry run -----------------------------------------------------------
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_paper_dry_run_figures_follow_from_the_paper_config():
+    """The variant counts of `boi run --config paper --dry-run` come from perturbing all of
+    HumanEval and MBPP with the keyword model (minutes; measured, dated on the page); every
+    other figure of the block follows from them and the bundled paper config, and the
+    performance page repeats the same ones."""
+    from boi.runner import load_run_config
+    from boi.runner.config import resolve_config_path
+
+    config = load_run_config(resolve_config_path("paper"), {})
+    text = _page("docs/how-to/scale-out.md")
+    block = re.search(r"```text\n\$ boi run --config paper --dry-run (.*?)```", text, flags=re.S)
+    assert block, "scale-out.md: the paper dry run's block is gone"
+    out = block.group(1)
+    flags = re.match(r"--tokens-per-second (\d+) --gpus (\d+)\n", out)
+    assert flags, out
+    rate, gpus = int(flags.group(1)), int(flags.group(2))
+    variants, distinct = (
+        _number(x)
+        for x in re.search(r"variants: ([\d,]+) .*distinct prompts: ([\d,]+)", out).groups()
+    )
+    requested, generated = (
+        _number(x)
+        for x in re.search(r"samples: ([\d,]+) requested, ([\d,]+) generated", out).groups()
+    )
+    most_tokens = _number(re.search(r"at most ([\d,]+) generated \(max_new_tokens\)", out).group(1))
+    executions = _number(re.search(r"executions: ([\d,]+)", out).group(1))
+    hours, hours_each, gpus_named = re.search(
+        r"at most ([\d.]+) GPU-hours, ([\d.]+) h on (\d+) GPUs", out
+    ).groups()
+
+    per_prompt = sum(setting.decoding.n for setting in config.settings) * len(config.seeds)
+    assert requested == variants * per_prompt
+    assert generated == distinct * per_prompt
+    (max_new_tokens,) = {setting.decoding.max_new_tokens for setting in config.settings}
+    assert most_tokens == generated * max_new_tokens
+    assert executions == requested
+    assert float(hours) == round(most_tokens / rate / 3600, 1)
+    assert int(gpus_named) == gpus and float(hours_each) == round(float(hours) / gpus, 1)
+
+    row = next(
+        line
+        for line in _page("docs/explanation/performance.md").splitlines()
+        if "the paper's protocol, estimated before running" in line
+    )
+    assert f"{variants:,} variants, {requested:,} samples" in row
+    assert f"at most {hours} GPU-hours at an assumed {rate} tokens/s per GPU" in row
+    assert f"({hours_each} h on {gpus} GPUs)" in row
+    assert f"--tokens-per-second {rate} --gpus {gpus}" in row
+
+
+# --- the generation cache's table -----------------------------------------------------------
+
+
+def _generation_cache_rows() -> dict[int, list[str]]:
+    rows = {}
+    for line in _page("docs/explanation/performance.md").splitlines():
+        found = re.match(r"\| (?:\d+ problems|all \d+) \(`--problems (\d+)`\) \|(.*)\|$", line)
+        if found:
+            rows[int(found.group(1))] = [cell.strip() for cell in found.group(2).split("|")]
+    return rows
+
+
+@pytest.mark.embedded
+def test_generation_cache_table_small_row_is_what_the_script_gives(tmp_path, monkeypatch, capsys):
+    """The performance page's `--problems 10` row, from `scripts/bench_generation_cache.py
+    --problems 10` run as written (the keyword model decides the variants; the in-process tiny
+    generator the samples). The all-164 row takes minutes: it is dated on the page."""
+    import json
+    import sys
+
+    from scripts import bench_generation_cache
+
+    rows = _generation_cache_rows()
+    assert set(rows) == {10, 164}, rows
+    out = tmp_path / "bench"
+    monkeypatch.setattr(
+        sys, "argv", ["bench_generation_cache.py", "--problems", "10", "--out", str(out)]
+    )
+    assert bench_generation_cache.main() == 0
+    capsys.readouterr()
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    variants, needed, generated, rerun = rows[10][:4]
+    assert variants == f"{result['variants']} ({result['distinct_prompts']})"
+    assert needed == str(result["samples_needed_without_cache_or_dedup"])
+    saved = (
+        1 - result["samples_generated_first_run"] / result["samples_needed_without_cache_or_dedup"]
+    )
+    assert generated == f"{result['samples_generated_first_run']} ({saved:.0%} saved)"
+    assert rerun.startswith(f"{result['samples_generated_rerun']} generated, ")
+
+
+# --- one measurement, one figure on every page ---------------------------------------------
+
+
+def test_humaneval_catalogue_count_is_the_same_on_every_page():
+    """All of HumanEval through the catalogue (keyword model, minutes) is measured once; the
+    pages that quote it (the paper dry run's HumanEval line without its name-only probes, the
+    generation cache's all-164 row, the harness check's sample count: one sample a variant)
+    must agree, and the row's sample counts follow from the script's n=2."""
+    dry_run = re.search(
+        r"humaneval: (\d+) variants of 164 problems;.*name_only (\d+)",
+        _page("docs/how-to/scale-out.md"),
+    )
+    assert dry_run, "scale-out.md: the dry run's HumanEval line is gone"
+    catalogue = int(dry_run.group(1)) - int(dry_run.group(2))
+
+    variants, needed, generated, _ = _generation_cache_rows()[164]
+    row = re.fullmatch(r"(\d+) \((\d+)\)", variants)
+    assert row, variants
+    assert int(row.group(1)) == catalogue
+    assert int(needed) == 2 * catalogue
+    assert generated.startswith(f"{2 * int(row.group(2))} (")
+
+    harness = re.search(
+        r"HumanEval reads 100\.0 on all eight rows \(([\d,]+) samples",
+        _page("docs/explanation/run-protocol.md"),
+    )
+    assert harness, "run-protocol.md: the harness check's HumanEval figure is gone"
+    assert _number(harness.group(1)) == catalogue
