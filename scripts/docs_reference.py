@@ -7,8 +7,12 @@ site is rebuilt from what the code says at that moment:
 - `reference/config.md`: every config key with its type, default and help, read from the config
   dataclasses (`field(metadata={"help": ...})`, the one help convention), backends' and critic
   scorers' options read from their registries;
+- `reference/index.md`: the hand-written page with the table of every command, read from the
+  parser, in place of its `COMMANDS_MARKER` line;
 - `reference/transformations.md`: the registry `perturb.transforms.TRANSFORMS` with each one's
-  family, ReCode name, parameters, and a before/after on a real HumanEval problem;
+  family, ReCode name, parameters, and a before/after on a real HumanEval problem (computing
+  the examples loads two models, so they are cached keyed by the digest of everything they are
+  computed from: `cached_transformation_examples`);
 - `reference/metrics.md`: the docstrings of the metric modules, which state each equation and
   the paper it comes from.
 
@@ -50,15 +54,49 @@ class ReferenceError(Exception):
 
 
 def md_cell(text: str) -> str:
-    """`text` for a Markdown table cell: one line, pipes escaped, and `<`/`>` escaped outside code
-    spans (help texts say `<model>`, which a browser would take for a tag)."""
+    """`text` for a Markdown table cell: one line, pipes escaped outside code spans (inside one,
+    Python-Markdown's tables already keep a pipe, and an escape would be shown as `\\|`), `<`/`>`
+    escaped outside code spans (help texts say `<model>`, which a browser would take for a tag),
+    and page pointers (`docs/results.md`) made links."""
     parts = " ".join(str(text).split()).split("`")
     for i, part in enumerate(parts):
-        part = part.replace("|", "\\|")
         if i % 2 == 0:
+            part = part.replace("|", "\\|")
             part = part.replace("<", "&lt;").replace(">", "&gt;").replace("*", "\\*")
+            part = link_pages(part)
         parts[i] = part
     return "`".join(parts) if len(parts) % 2 else "`".join(parts[:-1]) + "\\`" + parts[-1]
+
+
+PAGE_POINTER = re.compile(r"(?<![\w/(\[])docs/((?:[\w-]+/)*[\w-]+\.md)\b")
+"""A page named by its path in the repository (`docs/how-to/scale-out.md`), as help texts and
+docstrings name them."""
+
+
+def page_title(page: str) -> str | None:
+    """The first `# ` heading of `docs/page`, or None when there is no such page."""
+    path = ROOT / "docs" / page
+    if not path.is_file():
+        return None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return page
+
+
+def link_pages(text: str, here: str = "reference") -> str:
+    """Every pointer to a docs page in `text` (outside code) as a link to that page, titled with
+    its heading, relative to the generated page's folder `here`; a path that names no page is
+    left as written (the strict build reports links, not prose)."""
+
+    def link(match: re.Match[str]) -> str:
+        title = page_title(match.group(1))
+        if title is None:
+            return match.group(0)
+        up = "../" * (here.count("/") + 1) if here else ""
+        return f"[{title}]({up}{match.group(1)})"
+
+    return PAGE_POINTER.sub(link, text)
 
 
 def code(text: str) -> str:
@@ -71,8 +109,17 @@ def code(text: str) -> str:
 
 def prose(doc: str | None) -> str:
     """A docstring as Markdown paragraphs (indentation removed, so its indented lines stay
-    indented blocks)."""
-    return inspect.cleandoc(doc or "").strip()
+    indented blocks), page pointers outside code made links."""
+    text = inspect.cleandoc(doc or "").strip()
+    parts = text.split("`")
+    return "`".join(link_pages(p) if i % 2 == 0 else p for i, p in enumerate(parts))
+
+
+def class_doc(cls: type) -> str:
+    """A config class's docstring, or "" where it has none of its own: a dataclass without one
+    gets its signature (`DatasetSpec(name: 'str' = ...)`, `<factory>`), which is no prose."""
+    doc = cls.__doc__ or ""
+    return "" if doc.startswith(f"{cls.__name__}(") else prose(doc)
 
 
 def anchor(text: str) -> str:
@@ -162,6 +209,45 @@ def _default(action: argparse.Action, help_text: str) -> str:
     return code(default)
 
 
+def commands_table(parser: argparse.ArgumentParser, page: str = "") -> list[str]:
+    """Every command and subcommand of `parser` as table rows (its words and positional
+    arguments, linked to its section of the CLI reference `page`, and its help): read from the
+    parser, so no command can be missing."""
+    rows = ["| command | what it does |", "|---|---|"]
+    for command in list(commands(parser))[1:]:
+        positionals = [  # as the prose around the table names them: DATASET, RUN_DIR
+            _argument(a) if a.metavar or a.choices else _argument(a).upper()
+            for a in documented_actions(command.parser)
+            if not a.option_strings and _argument(a)
+        ]
+        shown = code(" ".join([command.path, *positionals]))
+        rows.append(f"| [{shown}]({page}#{anchor(command.path)}) | {md_cell(command.help)} |")
+    return rows
+
+
+COMMANDS_MARKER = "<!-- generated: commands at a glance -->"
+"""Where `reference/index.md` gets the table of every command (`commands_table`) at build time."""
+
+
+def reference_index_page(parser: argparse.ArgumentParser | None = None) -> str:
+    """`docs/reference/index.md` as written, its `COMMANDS_MARKER` line replaced with the table
+    of every command: the page's prose is written by hand, the list comes from the parser."""
+    if parser is None:
+        from boi.cli import make_parser
+
+        parser = make_parser()
+    source = (ROOT / "docs" / "reference" / "index.md").read_text(encoding="utf-8")
+    if COMMANDS_MARKER not in source.splitlines():
+        raise ReferenceError(
+            f"docs/reference/index.md has no line {COMMANDS_MARKER!r}; put it where the table "
+            "of commands goes"
+        )
+    table = "\n".join(commands_table(parser, "cli.md"))
+    return (
+        "\n".join(table if line == COMMANDS_MARKER else line for line in source.splitlines()) + "\n"
+    )
+
+
 def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
     """The CLI reference: every command, its description, usage and arguments."""
     if parser is None:
@@ -184,11 +270,8 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
         "same. Options generated from a config dataclass show that dataclass's default; "
         "the same keys are described with their types in the [config reference](config.md).",
         "",
-        "| command | what it does |",
-        "|---|---|",
+        *commands_table(parser),
     ]
-    for command in tree[1:]:
-        out.append(f"| [{code(command.path)}](#{anchor(command.path)}) | {md_cell(command.help)} |")
     for command in tree[1:]:
         level = "#" * min(command.path.count(" ") + 1, 4)
         out += ["", f"{level} {command.path}", ""]
@@ -399,8 +482,11 @@ def config_keys(cls: type, prefix: str = "", _stack: tuple[type, ...] = ()) -> l
         help_text = str(spec.metadata.get("help", "")).strip()
         if nested:
             docs = help_text or " ".join(
-                prose(n.__doc__).split("\n\n")[0] for n in nested if n.__doc__
+                class_doc(n).split("\n\n")[0] for n in nested if class_doc(n)
             )
+            if not docs:  # a class without prose of its own: say where its keys are
+                many = _container_suffix(hint)
+                docs = "each item's keys follow" if many else "its keys follow"
             keys.append(ConfigKey(path, type_name(hint), _default_text(spec), docs, cls, True))
             for inner in nested:
                 keys += config_keys(inner, f"{path}{_container_suffix(hint)}.", (*_stack, cls))
@@ -466,8 +552,8 @@ def undocumented_config_keys(roots: list[ConfigRoot] | None = None) -> list[str]
 def _config_section(root: ConfigRoot) -> list[str]:
     cls = root.cls
     out = ["", f"### {cls.__name__}", "", f"Given by {root.where}.", ""]
-    if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}("):
-        out += [prose(cls.__doc__), ""]
+    if class_doc(cls):
+        out += [class_doc(cls), ""]
     out += ["| key | type | default | what it does |", "|---|---|---|---|"]
     for key in config_keys(cls):
         name = f"**{code(key.path)}**" if key.section else code(key.path)
@@ -590,13 +676,110 @@ def transformation_examples(
     return examples
 
 
-def transformations_page(embedder: Any | None = None, names: list[str] | None = None) -> str:
+EXAMPLES_CACHE_FORMAT = "1"
+"""Bumped when the cached examples' layout or meaning changes (old entries are then ignored)."""
+# What the examples are computed from, besides the installed distributions and WordNet: every
+# file of these packages (the transformations, the loaders, the generation backends, the model
+# conversion) and `transformation_examples` itself.
+EXAMPLE_SOURCES = ("benchmarks", "perturb")
+
+
+def _feed_tree(digest: Any, folder: Path, *, contents: bool) -> None:
+    """Every file under `folder` into `digest`: its path and its bytes (`contents`), or its size
+    and mtime (large external data read as make would)."""
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        if contents:
+            digest.update(path.read_bytes())
+        else:
+            stat = path.stat()
+            digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+        digest.update(b"\0")
+
+
+def examples_digest(names: list[str]) -> str:
+    """The digest of everything `transformation_examples(names)` depends on: the sources of
+    `EXAMPLE_SOURCES` and of that function (the transformations, HumanEval, the keyword
+    extraction, the paraphrasing backend), every installed distribution and its version (torch,
+    transformers, sentence-transformers, nltk, the wheels the two models ship in), the
+    registered transformations' versions and parameters, and the WordNet files the synonym
+    transformations read. Equal digests give equal examples, so a cached entry stands for a
+    fresh computation."""
+    import hashlib
+    import importlib.metadata
+    import platform
+
+    from perturb.recode.words import wordnet_location
+    from perturb.transforms import TRANSFORMS
+
+    digest = hashlib.sha256()
+    distributions = sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+    )
+    registry = [
+        [n, TRANSFORMS[n].version, repr(TRANSFORMS[n].parameters)] for n in names if n in TRANSFORMS
+    ]
+    header = [EXAMPLES_CACHE_FORMAT, names, EXAMPLE_PROBLEMS, platform.python_version()]
+    digest.update(json.dumps([header, distributions, registry]).encode())
+    for package in EXAMPLE_SOURCES:
+        _feed_tree(digest, ROOT / package, contents=True)
+    digest.update(inspect.getsource(transformation_examples).encode())
+    location = wordnet_location()
+    digest.update(f"wordnet:{location}".encode())
+    if location is not None and Path(str(location)).is_dir():
+        _feed_tree(digest, Path(str(location)), contents=False)
+    return digest.hexdigest()
+
+
+def cached_transformation_examples(names: list[str]) -> dict[str, tuple[str, str, str] | str]:
+    """`transformation_examples(names)`, computed once per `examples_digest` and kept in the
+    machine cache (`$BOI_CACHE_DIR/docs/`): computing them loads the keyword embedder, the
+    embedded model and WordNet (a minute or more on 2 cores), and the site is rebuilt far more
+    often than the transformations change. A changed input is a new digest, so the page never
+    shows examples the code would no longer make."""
+    from benchmarks.common.atomic import write_text_atomic
+    from benchmarks.common.cache import cache_dir
+
+    folder = cache_dir("docs")
+    key = examples_digest(names)
+    path = folder / f"transformation-examples-{key}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("digest") == key and isinstance(stored.get("examples"), dict):
+            return {
+                name: value if isinstance(value, str) else (value[0], value[1], value[2])
+                for name, value in stored["examples"].items()
+            }
+    except (OSError, ValueError, IndexError, TypeError):
+        pass  # absent or unreadable: computed again below and rewritten
+    print(
+        "docs: computing the transformation examples (loads the keyword embedder, the "
+        f"embedded model and WordNet); cached in {folder} for later builds",
+        file=sys.stderr,
+    )
+    examples = transformation_examples(names)
+    write_text_atomic(path, json.dumps({"digest": key, "examples": examples}, ensure_ascii=False))
+    for old in folder.glob("transformation-examples-*.json"):
+        if old != path:
+            old.unlink(missing_ok=True)  # an older code's examples: never read again
+    return examples
+
+
+def transformations_page(
+    embedder: Any | None = None, names: list[str] | None = None, *, cache: bool = False
+) -> str:
     """The catalogue: every registered transformation (or only `names`) with its family, ReCode
-    name, parameters and an example, in registration order."""
+    name, parameters and an example, in registration order. `cache`: the examples come from
+    `cached_transformation_examples` (the site build), else they are computed here."""
     from perturb.transforms import CATALOGUE, FAMILIES, PROBES, TRANSFORMS
 
     names = list(TRANSFORMS) if names is None else [n for n in TRANSFORMS if n in names]
-    examples = transformation_examples(names, embedder)
+    if cache and embedder is None:
+        examples = cached_transformation_examples(names)
+    else:
+        examples = transformation_examples(names, embedder)
     out = [
         GENERATED_NOTE,
         "# Transformations",
@@ -744,9 +927,10 @@ def metrics_page() -> str:
 # --------------------------------------------------------------------------- all pages
 
 PAGES: dict[str, Callable[[], str]] = {
+    "reference/index.md": reference_index_page,
     "reference/cli.md": cli_page,
     "reference/config.md": config_page,
-    "reference/transformations.md": transformations_page,
+    "reference/transformations.md": lambda: transformations_page(cache=True),
     "reference/metrics.md": metrics_page,
 }
 

@@ -31,6 +31,25 @@ def find_chromium() -> str | None:
     return None
 
 
+def headless_command(binary: str, profile: Path) -> list[str]:
+    """Headless Chromium, offline and quiet, with its profile in `profile` (add the page and
+    what to do with it: --screenshot, --dump-dom)."""
+    return [
+        binary,
+        "--headless",
+        # Sessions and CI run as root, where Chromium refuses its sandbox.
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+    ]
+
+
 def render(
     html_path: Path,
     png_path: Path,
@@ -59,18 +78,7 @@ def render(
         profile = Path(tmp) / "profile"
         profile.mkdir()
         command = [
-            binary,
-            "--headless",
-            # Sessions and CI run as root, where Chromium refuses its sandbox.
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            f"--user-data-dir={profile}",
+            *headless_command(binary, profile),
             f"--screenshot={png_path}",
             f"--window-size={width},{height}",
             page.as_uri(),
