@@ -305,60 +305,43 @@ def sentence_transformer_embedder(
     name_or_path: str, batch_size: int = 128, cache: bool = True
 ) -> CachedEmbedder:
     model = load_sentence_transformer(name_or_path)
-    return CachedEmbedder(functools.partial(encode_by_length, model), batch_size, cache)
+    return CachedEmbedder(functools.partial(encode_with_progress, model), batch_size, cache)
 
 
-TOKENS_PER_BATCH = 2048
-"""Padded tokens per forward pass at most (the longest text's tokens x the batch's texts)."""
+def encode_with_progress(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    """`model.encode(texts)` (a SentenceTransformer) as one call, with a bar over the texts
+    (done, ETA) when there is more than one batch.
 
-
-def length_batches(lengths: Sequence[int], batch_size: int, tokens: int) -> list[list[int]]:
-    """Indices of texts with these token `lengths`, longest first, in batches of at most
-    `batch_size` texts and `tokens` padded tokens (a text longer than `tokens` goes alone).
-
-    Why: a batch is padded to its longest text, and sentence-transformers' own batching of a
-    fixed count puts 128 short problem statements beside long ones, so half of what the model
-    computes for HumanEval's 164 statements is padding (scripts/bench_perturb.py).
+    One call, so the batches are sentence-transformers' own (sorted by length, `batch_size`
+    texts each): a batch is padded to its longest text, and other batches (fewer padded
+    tokens) change the vectors in the 7th decimal, enough to move a recorded similarity's 4th
+    (scripts/bench_perturb.py keeps the variants byte-identical). The bar counts the
+    embeddings each forward pass returns.
     """
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for index in order:
-        # Longest first: the batch's first text sets its padded length.
-        if current and (
-            len(current) >= batch_size or lengths[current[0]] * (len(current) + 1) > tokens
-        ):
-            batches.append(current)
-            current = []
-        current.append(index)
-    if current:
-        batches.append(current)
-    return batches
-
-
-def encode_by_length(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
-    """`model.encode(texts)` (a SentenceTransformer) in `length_batches`, one forward pass each,
-    with a progress bar (texts done, ETA) when there is more than one pass."""
-    limit = int(model.max_seq_length or 512)
-    ids = model.tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]
-    batches = length_batches([len(i) for i in ids], batch_size, TOKENS_PER_BATCH)
-    update = progress_bar(len(texts), "embed", unit="text") if len(batches) > 1 else None
-    vectors: np.ndarray | None = None
-    done = 0
-    for batch in batches:
-        part = model.encode(
-            [texts[i] for i in batch],
-            batch_size=len(batch),
-            convert_to_numpy=True,
-            show_progress_bar=False,
+    texts = list(texts)
+    if len(texts) <= batch_size:
+        return np.asarray(
+            model.encode(
+                texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+            )
         )
-        if vectors is None:
-            vectors = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
-        vectors[batch] = part
-        done += len(batch)
-        if update is not None:
-            update(done, len(texts))
-    return vectors if vectors is not None else np.zeros((0, 1), dtype=np.float32)
+    update = progress_bar(len(texts), "embed", unit="text")
+    done = 0
+
+    def count(_module: Any, _inputs: Any, output: Any) -> None:
+        nonlocal done
+        done = min(len(texts), done + len(output["sentence_embedding"]))
+        update(done, len(texts))
+
+    handle = model.register_forward_hook(count)
+    try:
+        return np.asarray(
+            model.encode(
+                texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+            )
+        )
+    finally:
+        handle.remove()
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,20 @@ def test_rerun_is_fully_cached_and_identical(finished_run):
     assert next((outcome.out_dir / "results").rglob("*.jsonl")).read_text() == before  # untouched
 
 
+def test_rerun_reuses_the_perturbation(finished_run, monkeypatch):
+    import boi.runner.stages as stages
+
+    config, outcome = finished_run
+    problems = (outcome.out_dir / "problems.jsonl").read_text()
+    calls = []
+    monkeypatch.setattr(stages, "run_catalogue", lambda *a, **k: calls.append(a))
+    logged = []
+    run_robustness(config, log=logged.append)
+    assert calls == []  # the finished run's variants, not a second perturbation
+    assert any("as perturbed before" in line for line in logged)
+    assert (outcome.out_dir / "problems.jsonl").read_text() == problems
+
+
 def test_interrupted_run_resumes_at_sample_granularity(finished_run):
     config, outcome = finished_run
     out = outcome.out_dir

@@ -250,6 +250,56 @@ def check_backends(specs: Iterable[Any]) -> None:
             check_local_model(spec.model, getattr(spec.options, "revision", None))
 
 
+# --------------------------------------------------------------------------- threads
+
+THREADS_ENV = "BOI_THREADS"
+_configured: int | None = None
+
+
+def default_threads() -> int:
+    """torch's intra-op thread count for this process: `BOI_THREADS` when set, else half the
+    CPUs this process may run on (at least 1).
+
+    Why not torch's own default (every core): on a small machine two `boi` processes, each with
+    one thread per core, oversubscribe it, and OpenMP's spinning workers then wait on each other
+    (scripts/bench_threads.py measures the slowdown; docs/explanation/performance.md quotes it).
+    Half the cores costs a process alone little and keeps two side by side near a fair share.
+    """
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise UserError(
+                f"{THREADS_ENV}={text!r} is not a positive whole number; set it to the torch "
+                "threads each boi process may use (e.g. 1), or unset it."
+            )
+        return value
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // 2)
+
+
+def configure_threads(threads: int | None = None) -> int:
+    """Set torch's intra-op threads once per process (`threads`, else `default_threads()`) and
+    return the count. Called by every model load here, so each command gets it before its first
+    forward pass; an explicit `threads` always applies."""
+    global _configured
+    if threads is None and _configured is not None:
+        return _configured
+    import torch
+
+    count = threads if threads is not None else default_threads()
+    if torch.get_num_threads() != count:
+        torch.set_num_threads(count)
+    _configured = count
+    return count
+
+
 # --------------------------------------------------------------------------- sentence embedders
 
 EMBEDDED_EMBEDDER = "embedded"
@@ -287,6 +337,7 @@ def load_sentence_transformer(name_or_path: str) -> Any:
         )
     from sentence_transformers import SentenceTransformer
 
+    configure_threads()
     try:
         return SentenceTransformer(os.path.expanduser(path))
     except (OSError, ValueError) as err:
@@ -370,6 +421,7 @@ def load_model(
     from transformers import AutoModelForCausalLM
 
     device = torch_device(device)
+    configure_threads()
     extra: dict[str, Any] = {"revision": revision} if revision else {}
     if attn_implementation:
         extra["attn_implementation"] = attn_implementation

@@ -7,13 +7,15 @@ function of its own command, talking through files in one run directory:
     manifest.json          config, its hash, seeds, input hashes, versions, git, completed
     problems.jsonl         every variant (and the name-only probe), with lineage
     not_applied.jsonl      (task, transform, reason) for every transformation that did not apply
+    .perturbation.json     the key of the inputs the two files above were made from
     critic.jsonl           critic scores and gate verdicts (when the critic is on)
     generations.jsonl      the generation cache (model, prompt hash, decoding, seed, index)
     results/<model>/<setting>.jsonl   executed samples (append-only, resumable)
     report/                table.md/.csv/.json, report.html
 
-A rerun of the same config resumes: cached samples are not generated again and executed ones
-not run again. A run directory holding a different config is refused.
+A rerun of the same config resumes: the perturbation is read back (when its key still
+matches the config and the loaded problems), cached samples are not generated again and
+executed ones not run again. A run directory holding a different config is refused.
 
 The package, by room:
 

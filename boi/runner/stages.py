@@ -4,15 +4,19 @@ perturbation, the critic gate, and the sampling of one model under one setting."
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.http import unreachable
-from benchmarks.common.jsonl import write_jsonl
+from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import check_local_model
+from benchmarks.common.provenance import file_sha256
 from benchmarks.common.rundir import RunDir
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
@@ -28,7 +32,7 @@ from benchmarks.generation import (
     unread_replies_warning,
 )
 from benchmarks.loaders import LoadResult, load_benchmark
-from benchmarks.problem import Problem
+from benchmarks.problem import Problem, read_problems
 from boi.runner.config import DatasetSpec, RunConfig, SettingSpec
 from critic.annotate import annotate_file
 from critic.scoring import load_scorer
@@ -177,11 +181,21 @@ def _perturb(
         config.random_seeds,
         config.keyword_file,
     )
+    datasets = datasets or load_datasets(config)
+    key = _perturbation_key(perturb_config, config, datasets)
+    if out is not None and _read_json(out / PERTURBATION_MARKER).get("key") == key:
+        # A finished (or resumed) run's own variants: the ones its samples were made from.
+        every = read_problems(out / "problems.jsonl")
+        log(f"  {len(every)} variants as perturbed before ({out / 'problems.jsonl'})")
+        return every, {
+            str(row["task_id"]): str(row.get("dataset") or "")
+            for _, row in iter_jsonl(out / "problems.jsonl")
+        }
     variants: list[Problem] = []
     dataset_of: dict[str, str] = {}
     sources: set[str] = set()  # the problems of the datasets so far
     not_applied = []
-    for spec, loaded in zip(config.datasets, datasets or load_datasets(config), strict=True):
+    for spec, loaded in zip(config.datasets, datasets, strict=True):
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
         if any(p.lineage for p in loaded.problems):
@@ -219,12 +233,48 @@ def _perturb(
             + ", ".join(f"{row['transform']} {row['variants']}" for row in result.summary())
         )
     if out is not None:
+        write_jsonl(out / "not_applied.jsonl", not_applied)
         write_jsonl(
             out / "problems.jsonl",
             ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
         )
-        write_jsonl(out / "not_applied.jsonl", not_applied)
+        # Last: its key says both files above are whole and what they were made from.
+        write_text_atomic(out / PERTURBATION_MARKER, json.dumps({"key": key}) + "\n")
     return variants, dataset_of
+
+
+PERTURBATION_MARKER = ".perturbation.json"
+"""Beside problems.jsonl: the key of the perturbation that wrote it (`_perturbation_key`)."""
+
+
+def _perturbation_key(
+    perturb_config: PerturbConfig, config: RunConfig, datasets: Sequence[LoadResult]
+) -> str:
+    """What decides a run's variants: the perturbation's config, each dataset's selection and
+    every loaded problem (prompts, tests, blocks), and the pinned keyword file's content."""
+    keyword_file = perturb_config.keyword_file
+    record = {
+        "perturb": dataclasses.asdict(perturb_config),
+        "keyword_file_sha256": file_sha256(keyword_file)
+        if keyword_file and Path(keyword_file).is_file()
+        else None,
+        "datasets": [
+            {
+                "spec": dataclasses.asdict(spec),
+                "problems": [p.to_json() for p in loaded.problems],
+            }
+            for spec, loaded in zip(config.datasets, datasets, strict=True)
+        ],
+    }
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _critic_gate(
