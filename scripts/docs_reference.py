@@ -679,18 +679,72 @@ def transformation_examples(
 EXAMPLES_CACHE_FORMAT = "1"
 """Bumped when the cached examples' layout or meaning changes (old entries are then ignored)."""
 # What the examples are computed from, besides the installed distributions and WordNet: every
-# file of these packages (the transformations, the loaders, the generation backends, the model
-# conversion) and `transformation_examples` itself.
-EXAMPLE_SOURCES = ("benchmarks", "perturb")
+# file of these folders (the transformations, the loaders and their data, the generation
+# backends, which registries load by name, the model conversion), every module of ours they
+# import (`example_sources`), and `transformation_examples` itself. Not all of `benchmarks/`:
+# a change to the sandbox or the reports would otherwise recompute the examples for nothing.
+EXAMPLE_SOURCES = ("perturb", "benchmarks/common", "benchmarks/loaders", "benchmarks/generation")
 
 
-def _feed_tree(digest: Any, folder: Path, *, contents: bool) -> None:
-    """Every file under `folder` into `digest`: its path and its bytes (`contents`), or its size
-    and mtime (large external data read as make would)."""
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts:
-            continue
-        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+def _module_file(root: Path, module: str) -> Path | None:
+    """The file of our module `module` (`benchmarks.problem`), or None when it is not ours."""
+    if module.split(".")[0] not in LIBRARY:
+        return None
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_modules(root: Path, path: Path) -> set[str]:
+    """The modules `path` imports (top level or not; `from a import b` counts `a` and `a.b`),
+    relative imports resolved."""
+    import ast
+
+    package = ".".join(path.relative_to(root).with_suffix("").parts)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    # A module's packages run their __init__ first.
+    return found | {m.rsplit(".", i)[0] for m in found for i in range(1, m.count(".") + 1)}
+
+
+def example_sources(root: Path | None = None) -> list[Path]:
+    """Every file the examples are computed from: the `EXAMPLE_SOURCES` folders whole, and every
+    module of ours their Python files import, and what those import, to the end."""
+    root = root or ROOT
+    files = {
+        path
+        for folder in EXAMPLE_SOURCES
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    todo = [path for path in files if path.suffix == ".py"]
+    while todo:
+        for module in _imported_modules(root, todo.pop()):
+            path = _module_file(root, module)
+            if path is not None and path not in files:
+                files.add(path)
+                todo.append(path)
+    return sorted(files)
+
+
+def _feed_files(digest: Any, root: Path, paths: list[Path], *, contents: bool) -> None:
+    """Each file into `digest`: its path under `root` and its bytes (`contents`), or its size and
+    mtime (large external data, read as make would)."""
+    for path in paths:
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
         if contents:
             digest.update(path.read_bytes())
         else:
@@ -700,8 +754,8 @@ def _feed_tree(digest: Any, folder: Path, *, contents: bool) -> None:
 
 
 def examples_digest(names: list[str]) -> str:
-    """The digest of everything `transformation_examples(names)` depends on: the sources of
-    `EXAMPLE_SOURCES` and of that function (the transformations, HumanEval, the keyword
+    """The digest of everything `transformation_examples(names)` depends on: `example_sources()`
+    and that function's source (the transformations, HumanEval, the keyword
     extraction, the paraphrasing backend), every installed distribution and its version (torch,
     transformers, sentence-transformers, nltk, the wheels the two models ship in), the
     registered transformations' versions and parameters, and the WordNet files the synonym
@@ -723,13 +777,14 @@ def examples_digest(names: list[str]) -> str:
     ]
     header = [EXAMPLES_CACHE_FORMAT, names, EXAMPLE_PROBLEMS, platform.python_version()]
     digest.update(json.dumps([header, distributions, registry]).encode())
-    for package in EXAMPLE_SOURCES:
-        _feed_tree(digest, ROOT / package, contents=True)
+    _feed_files(digest, ROOT, example_sources(), contents=True)
     digest.update(inspect.getsource(transformation_examples).encode())
     location = wordnet_location()
     digest.update(f"wordnet:{location}".encode())
     if location is not None and Path(str(location)).is_dir():
-        _feed_tree(digest, Path(str(location)), contents=False)
+        folder = Path(str(location))
+        data = sorted(p for p in folder.rglob("*") if p.is_file())
+        _feed_files(digest, folder, data, contents=False)
     return digest.hexdigest()
 
 

@@ -112,15 +112,34 @@ def test_the_examples_are_computed_once_per_digest(fake_examples, tmp_path) -> N
 
 
 def test_a_changed_source_is_a_new_digest(monkeypatch, fake_examples, tmp_path) -> None:
-    before = docs_reference.examples_digest(["anonymize"])
+    """A file of the source folders, or a module of ours one of them imports (relative imports
+    included), changes the digest; a module nothing there imports does not."""
     source = tmp_path / "src"
-    (source / "perturb").mkdir(parents=True)
-    (source / "perturb" / "transforms.py").write_text("A = 1\n")
+    files = {
+        "perturb/transforms.py": "from benchmarks.problem import Problem\nfrom .recode import x\n",
+        "perturb/recode/__init__.py": "x = 1\n",
+        "benchmarks/__init__.py": "",
+        "benchmarks/problem.py": "Problem = 1\n",
+        "benchmarks/execution.py": "SANDBOX = 1\n",
+    }
+    for name, text in files.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text)
     monkeypatch.setattr(docs_reference, "ROOT", source)
     monkeypatch.setattr(docs_reference, "EXAMPLE_SOURCES", ("perturb",))
-    one = docs_reference.examples_digest(["anonymize"])
-    (source / "perturb" / "transforms.py").write_text("A = 2\n")
-    assert docs_reference.examples_digest(["anonymize"]) not in (one, before)
+    assert [str(p.relative_to(source)) for p in docs_reference.example_sources()] == [
+        "benchmarks/__init__.py",
+        "benchmarks/problem.py",
+        "perturb/recode/__init__.py",
+        "perturb/transforms.py",
+    ]
+    digests = {docs_reference.examples_digest(["anonymize"])}
+    for name in ("perturb/transforms.py", "perturb/recode/__init__.py", "benchmarks/problem.py"):
+        (source / name).write_text((source / name).read_text() + "# changed\n")
+        digests.add(docs_reference.examples_digest(["anonymize"]))
+    assert len(digests) == 4
+    (source / "benchmarks/execution.py").write_text("SANDBOX = 2\n")
+    assert docs_reference.examples_digest(["anonymize"]) in digests
 
 
 def test_an_unreadable_cache_entry_is_computed_again(fake_examples, tmp_path) -> None:
