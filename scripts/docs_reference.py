@@ -68,7 +68,7 @@ def md_cell(text: str) -> str:
     return "`".join(parts) if len(parts) % 2 else "`".join(parts[:-1]) + "\\`" + parts[-1]
 
 
-PAGE_POINTER = re.compile(r"(?<![\w/(\[])docs/((?:[\w-]+/)*[\w-]+\.md)\b")
+PAGE_POINTER = re.compile(r"(?<![\w/])(?<!\]\()docs/((?:[\w-]+/)*[\w-]+\.md)\b")
 """A page named by its path in the repository (`docs/how-to/scale-out.md`), as help texts and
 docstrings name them."""
 

@@ -75,6 +75,8 @@ def test_a_dataclass_without_a_docstring_has_no_prose() -> None:
 def test_page_pointers_become_links_titled_with_the_page_heading() -> None:
     linked = link_pages("see docs/how-to/get-the-data.md for the files")
     assert linked == "see [Get the data](../how-to/get-the-data.md) for the files"
+    assert link_pages("(docs/results.md)") == "([Results on a real code model](../results.md))"
+    assert link_pages("[x](docs/results.md)") == "[x](docs/results.md)"  # a link already
     assert link_pages("docs/no-such-page.md") == "docs/no-such-page.md"
     # In code it stays a path, as typed.
     assert md_cell("`docs/results.md` and docs/results.md").startswith("`docs/results.md` and [")
