@@ -208,3 +208,27 @@ def test_the_comparison_script_finds_the_samples_keep_helpers_can_change():
     assert _why_candidate(PROMPT, "    return sum(\n") == "does not parse"
     # What the completion or the prompt binds at module level is no helper to wait for.
     assert _why_candidate(PROMPT, "    return List and g(xs)\n\n\ndef g(xs):\n    return 0\n") == ""
+
+
+class _Cut(_Continuing):
+    identity = "fake|cut"
+
+    def complete_many(self, requests, decoding):
+        for position, request in enumerate(requests):
+            yield position, [BODY + "\n\ndef square(x):\n    return (x *" for _ in request.indices]
+
+
+def test_a_keep_helpers_reading_reaches_the_result_rows(tmp_path):
+    from benchmarks.generation import PromptGroup, sample_prompts
+
+    fields = {}
+    for label, decoding in (("default", DEFAULT), ("helpers", HELPERS)):
+        group = PromptGroup({"t/sum_squares": PROMPT}, decoding)
+        samples, _ = sample_prompts(_Cut(), [group], [0], tmp_path / "generations.jsonl")
+        fields[label] = samples[0].reply_fields()
+    assert fields["default"] == {}  # a continuation taken as it is has nothing to report
+    assert fields["helpers"] == {
+        "reply_status": "truncated",
+        "reply_shape": "continuation; cut inside a helper",
+        "reply_reason": "the completion was cut off inside square, which sum_squares calls",
+    }

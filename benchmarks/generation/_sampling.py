@@ -46,7 +46,8 @@ class Sample:
     reading: ReplyReading | None = None
     """How `raw` was read into `completion` (`benchmarks.generation.replies`)."""
     chat: bool = False
-    """Whether `raw` is a chat reply (read for code) rather than a continuation of the prompt."""
+    """Whether `raw` was read for code (a chat reply, or a continuation read for its helpers:
+    decoding `keep_helpers`) rather than taken as it is up to the stops."""
 
     def reply_fields(self) -> dict[str, str]:
         """How a chat reply was read, as result-row fields (`reply_status`, `reply_shape`, and
@@ -130,7 +131,15 @@ def sample_prompts(
                 ):
                     number = seed_index * decoding.n + index
                     samples.append(
-                        Sample(prompt_id, seed, number, completion, raw, reading, decoding.chat)
+                        Sample(
+                            prompt_id,
+                            seed,
+                            number,
+                            completion,
+                            raw,
+                            reading,
+                            decoding.chat or decoding.keep_helpers,
+                        )
                     )
     return samples, totals
 
