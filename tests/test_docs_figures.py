@@ -122,9 +122,10 @@ def _toy_table() -> dict[str, dict[str, int]]:
     return rows
 
 
-def _run_toy_build(flavour: str, mbpp_path: Path, workdir: Path, monkeypatch) -> dict[str, int]:
+def _run_toy_build(flavour: str, mbpp_path: Path, workdir: Path, monkeypatch) -> tuple[dict, str]:
     """Run the tutorial's command as written, in a folder where `data/mbpp/mbpp.jsonl` is the
-    fetched MBPP file; returns the counts its manifest records."""
+    fetched MBPP file; returns the counts its manifest records and the file's sha256."""
+    import hashlib
     import json
 
     (workdir / "data" / "mbpp").mkdir(parents=True, exist_ok=True)
@@ -137,7 +138,7 @@ def _run_toy_build(flavour: str, mbpp_path: Path, workdir: Path, monkeypatch) ->
     assert main(argv) == 0
     out = Path(argv[argv.index("--out") + 1])
     manifest = json.loads(Path(f"{out}.manifest.json").read_text(encoding="utf-8"))
-    return manifest["counts"]
+    return manifest["counts"], hashlib.sha256(out.read_bytes()).hexdigest()
 
 
 def _expected(counts: dict[str, int], flavour: str) -> dict[str, int]:
@@ -147,19 +148,54 @@ def _expected(counts: dict[str, int], flavour: str) -> dict[str, int]:
     return {key: counts[key] for key in keys}
 
 
-def test_finetuning_tutorial_na_counts_are_what_its_command_gives(mbpp_path, tmp_path, monkeypatch):
-    counts = _run_toy_build("NA", mbpp_path, tmp_path, monkeypatch)
-    assert _toy_table()["NA"] == _expected(counts, "NA")
+# The toy training runs' all_results.json, committed beside the results (the training takes
+# ten minutes a flavour on two cores: too long for a test, so the page's losses are checked
+# against the run's own record, and the record against the file today's command makes).
+TOY_RUNS = REPO / "docs" / "results" / "finetune-toy"
+
+
+def _losses_row(flavour: str) -> tuple[str, str]:
+    import json
+
+    record = json.loads((TOY_RUNS / f"{flavour}.all_results.json").read_text(encoding="utf-8"))
+    validation = " / ".join(f"{loss:.3f}" for _, loss in record["val_losses"])
+    train = " ".join(f"{loss:.3f}" for _, loss in record["train_losses"])
+    return validation, train
+
+
+def _toy_loss_cells(flavour: str) -> tuple[str, str]:
+    for line in _page(TUTORIAL).splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] == flavour:
+            return cells[2], cells[3]
+    raise AssertionError(f"{TUTORIAL}: no {flavour} row")
+
+
+def _check_toy_row(flavour: str, counts: dict[str, int], sha256: str) -> None:
+    import json
+
+    assert _toy_table()[flavour] == _expected(counts, flavour), (
+        f"{TUTORIAL}'s {flavour} row is stale: its command now gives {_expected(counts, flavour)}"
+    )
+    record = json.loads((TOY_RUNS / f"{flavour}.all_results.json").read_text(encoding="utf-8"))
+    assert record["data"]["sha256"] == sha256, (
+        f"{TUTORIAL}'s {flavour} losses were trained on another file than its command makes "
+        f"today: train again (boi finetune train --config toy/{flavour}.yaml) and commit its "
+        f"all_results.json as {TOY_RUNS.relative_to(REPO)}/{flavour}.all_results.json"
+    )
+    assert _toy_loss_cells(flavour) == _losses_row(flavour)
+
+
+def test_finetuning_tutorial_na_row_is_what_its_commands_give(mbpp_path, tmp_path, monkeypatch):
+    _check_toy_row("NA", *_run_toy_build("NA", mbpp_path, tmp_path, monkeypatch))
 
 
 @pytest.mark.embedded
-def test_finetuning_tutorial_a_counts_are_what_its_command_gives(mbpp_path, tmp_path, monkeypatch):
+def test_finetuning_tutorial_a_row_is_what_its_commands_give(mbpp_path, tmp_path, monkeypatch):
     """The augmented flavour's counts depend on the keyword rules (the embedded keyword model):
-    the page's table must say what the page's command gives today."""
-    counts = _run_toy_build("A", mbpp_path, tmp_path, monkeypatch)
-    assert _toy_table()["A"] == _expected(counts, "A"), (
-        f"{TUTORIAL}'s A row is stale: its command now gives {_expected(counts, 'A')}"
-    )
+    the page's table must say what the page's command gives today, and its losses must be a
+    training run's on that very file."""
+    _check_toy_row("A", *_run_toy_build("A", mbpp_path, tmp_path, monkeypatch))
 
 
 # --- the shards benchmark's variant count ---------------------------------------------------
