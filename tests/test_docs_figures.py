@@ -346,3 +346,23 @@ def test_humaneval_catalogue_count_is_the_same_on_every_page():
     )
     assert harness, "run-protocol.md: the harness check's HumanEval figure is gone"
     assert _number(harness.group(1)) == catalogue
+
+
+@pytest.mark.embedded
+def test_attention_demo_variant_count_is_the_bundled_configs(tmp_path):
+    """The why-did-it-fail page's attention table is a model run (minutes); its variant count,
+    which the page and the performance table give, is the bundled config's, counted by the dry
+    run (Drop All needs the keyword model)."""
+    from boi.runner import estimate_run, load_run_config
+    from boi.runner.config import resolve_config_path
+
+    config = load_run_config(
+        resolve_config_path("attention-demo"), {"out_dir": str(tmp_path / "run")}
+    )
+    variants = int(estimate_run(config, lambda _: None).units.split("variants: ")[1].split()[0])
+    why = _page("docs/how-to/why-did-it-fail.md")
+    assert f"embedded SmolLM2 in chat mode; {variants} variants):" in why
+    assert f"{variants} variants took " in why
+    assert f"| attention per block, {variants} variants |" in _page(
+        "docs/explanation/performance.md"
+    )
