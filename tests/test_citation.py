@@ -42,6 +42,6 @@ def test_the_version_says_whether_it_is_a_release() -> None:
 
 def test_the_readme_gives_bibtex_for_boi_with_the_version() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    entry = re.search(r"```bibtex\n(@software\{.*?\n\})\n```", readme, re.S)
+    entry = re.search(r"```bibtex\n(@software\{.*?\})\n```", readme, re.S)
     assert entry, "README.md has no BibTeX entry for boi"
     assert f"version = {{{boi.__version__}}}" in entry.group(1)
