@@ -7,7 +7,8 @@ measured there, after its styles and scripts ran:
 
 - a code span in a table (a config key, a transformation's name, a command, a path) renders on
   one line: Chromium gives an inline element broken across lines one box per line, so more
-  than one box is a code span split where a reader copying it would get it broken;
+  than one box is a code span split where a reader copying it would get it broken (a span
+  marked `wraps`, a sentence, may break at its spaces, and only there);
 - the visible text shows no Markdown or Python source: an escaped pipe (a backslash before a
   pipe, which Python-Markdown keeps inside code spans), a dataclass signature or a default
   factory's placeholder (`<factory>`).
@@ -40,8 +41,9 @@ SOURCE_SYNTAX = {
 """Text a reader should never see on a page: what each looks like, as a JavaScript regex."""
 
 # The frame loads each page, waits 200 ms of Chromium's virtual time (styles applied, Material's
-# scripts run; animation frames never come in a headless --dump-dom), measures it and moves on; the results end up in <pre id="out">, which --dump-dom prints.
-HARNESS = """<!doctype html>
+# scripts run; animation frames never come in a headless --dump-dom), measures it and moves on;
+# the results end up in <pre id="out">, which --dump-dom prints.
+HARNESS = r"""<!doctype html>
 <html><body>
 <iframe id="frame" style="width: %(width)dpx; height: 900px; border: 0"></iframe>
 <pre id="out"></pre>
@@ -50,10 +52,30 @@ const pages = %(pages)s;
 const patterns = %(patterns)s;
 const results = {};
 const frame = document.getElementById("frame");
+function breaksInsideAWord(doc, el) {
+  // Where the text moves to a new line, one side of the break must be a space.
+  const range = doc.createRange();
+  let previous = null;
+  const walker = doc.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const box = range.getClientRects()[0];
+      if (!box) continue;
+      if (previous && box.top > previous.top + 2 && !/\s/.test(previous.ch + node.data[i])) {
+        return true;
+      }
+      previous = {top: box.top, ch: node.data[i]};
+    }
+  }
+  return false;
+}
 function measure(doc) {
   const broken = [];
   for (const el of doc.querySelectorAll("td code, th code")) {
-    if (el.textContent.trim() && el.getClientRects().length > 1) broken.push(el.textContent);
+    if (!el.textContent.trim() || el.getClientRects().length < 2) continue;
+    if (!el.classList.contains("wraps") || breaksInsideAWord(doc, el)) broken.push(el.textContent);
   }
   const text = doc.body ? doc.body.innerText : "";
   const shown = {};

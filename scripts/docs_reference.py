@@ -549,6 +549,49 @@ def undocumented_config_keys(roots: list[ConfigRoot] | None = None) -> list[str]
     return missing
 
 
+LONG_VALUE = 40
+"""Characters beyond which a default is shown item by item (a code span in a table never
+wraps, so one long span would push the description off the page)."""
+
+
+def _value_span(value: Any) -> str:
+    """One JSON scalar as a code span; a long sentence (an instruction, a template) marked
+    `wraps`, so it may wrap at its spaces (extra.css) instead of widening its column."""
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and " " in value and len(text) > LONG_VALUE:
+        return code(text) + "{: .wraps }"
+    return code(text)
+
+
+def default_cell(text: str) -> str:
+    """A default as a table cell: one code span, or for a long JSON list or mapping one code span
+    per item, between plain brackets and commas, so the cell wraps between items and never
+    inside one; what a reader copies is still the value as JSON (which YAML reads)."""
+    if len(text) <= LONG_VALUE:
+        return code(text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return code(text)
+
+    def items(value: Any) -> str:
+        if isinstance(value, list) and value:
+            return "[" + ", ".join(items(v) for v in value) + "]"
+        if isinstance(value, dict) and value:
+            inner = (
+                f"{code(json.dumps(k, ensure_ascii=False) + ':')} {items(v)}"
+                if (v and isinstance(v, list | dict)) or len(json.dumps(v)) > LONG_VALUE
+                else code(
+                    f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+                )
+                for k, v in value.items()
+            )
+            return "{" + ", ".join(inner) + "}"
+        return _value_span(value)
+
+    return items(value)
+
+
 def _config_section(root: ConfigRoot) -> list[str]:
     cls = root.cls
     out = ["", f"### {cls.__name__}", "", f"Given by {root.where}.", ""]
@@ -559,7 +602,7 @@ def _config_section(root: ConfigRoot) -> list[str]:
         name = f"**{code(key.path)}**" if key.section else code(key.path)
         kind = f"*(kind `{key.kind}`)* " if key.kind else ""
         out.append(
-            f"| {name} | {code(key.type)} | {code(key.default)} | {kind}{md_cell(key.help)} |"
+            f"| {name} | {code(key.type)} | {default_cell(key.default)} | {kind}{md_cell(key.help)} |"
         )
     return out
 

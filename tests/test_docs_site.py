@@ -10,6 +10,7 @@ builds the site first, so CI builds it once), and otherwise builds one itself.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -56,6 +57,17 @@ def test_the_config_reference_shows_no_python_repr() -> None:
     assert "<factory>" not in page and "DatasetSpec(name" not in page and "': '" not in page
     assert "| **`datasets`** | `list[DatasetSpec]` |" in page
     assert "each item's keys follow" in page
+
+
+def test_a_long_default_is_shown_item_by_item() -> None:
+    from scripts.docs_reference import default_cell
+
+    assert default_cell('"runs/default"') == '`"runs/default"`'
+    cell = default_cell('[{"name": "humaneval", "data": null, "task_ids": [], "limit": null}]')
+    assert cell == '[{`"name": "humaneval"`, `"data": null`, `"task_ids": []`, `"limit": null`}]'
+    # What a reader copies (the text without the code marks) is the value itself.
+    plain = cell.replace("`", "")
+    assert json.loads(plain) == [{"name": "humaneval", "data": None, "task_ids": [], "limit": None}]
 
 
 def test_a_dataclass_without_a_docstring_has_no_prose() -> None:
@@ -199,11 +211,14 @@ def test_the_check_sees_a_broken_code_span_and_an_escape(chromium, tmp_path) -> 
     page = tmp_path / "index.html"
     page.write_text(
         "<html><body><table><tr><td style='width: 60px'><code>keep_unchanged_and_more</code>"
-        "<code style='word-break: break-all'>drop_examples_and_more</code></td></tr></table>"
+        "<code style='word-break: break-all'>drop_examples_and_more</code>"
+        "<code class='wraps'>a sentence that may wrap at its spaces</code>"
+        "<code class='wraps' style='word-break: break-all'>but_not_inside_a_word ever</code>"
+        "</td></tr></table>"
         "<p>--config demo\\|paper; scorer: 'Any' = &lt;factory&gt;; DatasetSpec(name: 'str' = 1)</p>"
         "</body></html>",
         encoding="utf-8",
     )
     (report,) = check_docs_site.check_site(tmp_path, chromium=chromium)
-    assert report.broken == ["drop_examples_and_more"]
+    assert report.broken == ["drop_examples_and_more", "but_not_inside_a_word ever"]
     assert set(report.shown) == set(check_docs_site.SOURCE_SYNTAX)
