@@ -554,13 +554,11 @@ LONG_VALUE = 40
 wraps, so one long span would push the description off the page)."""
 
 
-def _value_span(value: Any) -> str:
-    """One JSON scalar as a code span; a long sentence (an instruction, a template) marked
-    `wraps`, so it may wrap at its spaces (extra.css) instead of widening its column."""
-    text = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and " " in value and len(text) > LONG_VALUE:
-        return code(text) + "{: .wraps }"
-    return code(text)
+def spaced_code(text: str) -> str:
+    """`text` as a code span; one with spaces in it (`str | None`, `"name": "humaneval"`, a
+    sentence) marked `wraps`, so it may wrap at those spaces and only there (extra.css) instead
+    of widening its column; an identifier never wraps."""
+    return code(text) + "{: .wraps }" if " " in text else code(text)
 
 
 def default_cell(text: str) -> str:
@@ -568,11 +566,11 @@ def default_cell(text: str) -> str:
     per item, between plain brackets and commas, so the cell wraps between items and never
     inside one; what a reader copies is still the value as JSON (which YAML reads)."""
     if len(text) <= LONG_VALUE:
-        return code(text)
+        return spaced_code(text)
     try:
         value = json.loads(text)
     except ValueError:
-        return code(text)
+        return spaced_code(text)
 
     def items(value: Any) -> str:
         if isinstance(value, list) and value:
@@ -581,13 +579,13 @@ def default_cell(text: str) -> str:
             inner = (
                 f"{code(json.dumps(k, ensure_ascii=False) + ':')} {items(v)}"
                 if (v and isinstance(v, list | dict)) or len(json.dumps(v)) > LONG_VALUE
-                else code(
+                else spaced_code(
                     f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
                 )
                 for k, v in value.items()
             )
             return "{" + ", ".join(inner) + "}"
-        return _value_span(value)
+        return spaced_code(json.dumps(value, ensure_ascii=False))
 
     return items(value)
 
@@ -602,7 +600,8 @@ def _config_section(root: ConfigRoot) -> list[str]:
         name = f"**{code(key.path)}**" if key.section else code(key.path)
         kind = f"*(kind `{key.kind}`)* " if key.kind else ""
         out.append(
-            f"| {name} | {code(key.type)} | {default_cell(key.default)} | {kind}{md_cell(key.help)} |"
+            f"| {name} | {spaced_code(key.type)} | {default_cell(key.default)} | "
+            f"{kind}{md_cell(key.help)} |"
         )
     return out
 

@@ -56,6 +56,7 @@ def test_the_config_reference_shows_no_python_repr() -> None:
     page = config_page()
     assert "<factory>" not in page and "DatasetSpec(name" not in page and "': '" not in page
     assert "| **`datasets`** | `list[DatasetSpec]` |" in page
+    assert "| `datasets[].data` | `str | None`{: .wraps } | `null` |" in page
     assert "each item's keys follow" in page
 
 
@@ -64,9 +65,13 @@ def test_a_long_default_is_shown_item_by_item() -> None:
 
     assert default_cell('"runs/default"') == '`"runs/default"`'
     cell = default_cell('[{"name": "humaneval", "data": null, "task_ids": [], "limit": null}]')
-    assert cell == '[{`"name": "humaneval"`, `"data": null`, `"task_ids": []`, `"limit": null`}]'
-    # What a reader copies (the text without the code marks) is the value itself.
-    plain = cell.replace("`", "")
+    wraps = "{: .wraps }"
+    assert cell == (
+        f'[{{`"name": "humaneval"`{wraps}, `"data": null`{wraps}, `"task_ids": []`{wraps}, '
+        f'`"limit": null`{wraps}}}]'
+    )
+    # What a reader copies (the text without the marks) is the value itself.
+    plain = cell.replace(wraps, "").replace("`", "")
     assert json.loads(plain) == [{"name": "humaneval", "data": None, "task_ids": [], "limit": None}]
 
 
