@@ -206,8 +206,8 @@ def test_a_reply_over_the_budget_is_not_read_into_memory():
 def test_decoding_a_reply_costs_at_most_16_bytes_a_byte(items):
     """The figure behind `_wire.REPLY_BUDGET_SHARE`: the text read, the JSON objects and the
     plain-data copy of a reply take at most 16 bytes per byte of the reply (the worst cases
-    here are lists of one-character strings and of floats); so a run's budget, 1/32 of the
-    tests process's cap, keeps it under half of the cap."""
+    here are lists of one-character strings and of floats); so decoding the largest reply
+    (`_wire.MAX_MESSAGE`) fits in the tests process's cap."""
     body = ('{"ok": [' + ",".join(items) + "]}").encode()
     tracemalloc.start()
     try:

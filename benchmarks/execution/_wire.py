@@ -45,12 +45,16 @@ MAX_MESSAGE = 64 * 2**20
 # its million-number lists are one), far below what takes the tests' side a second to decode.
 MAX_REPLY_CONTAINERS = 200_000
 # What the candidate's replies may add up to in one run, as a share of the tests process's
-# address-space cap: 1/32 (64 MiB under the default 2 GiB cap). Decoding a reply costs at most
-# about 16 bytes per byte of its text (the text, the JSON objects, the plain-data copy; a list
-# of one-character strings outside the BMP is the worst case, measured in
-# tests/test_sandbox_trusted_side.py), so that a run that keeps every reply stays under half of the
-# cap whatever the candidate sends, and whatever an earlier run did (see `_tests_side`).
-REPLY_BUDGET_SHARE = 32
+# address-space cap: 1/8 (256 MiB under the default 2 GiB cap). It must hold what a correct
+# candidate sends: HumanEval+'s references send about 147 MB in a run (HumanEval/15's strings,
+# /130's million-number lists; 1/32 refused both, tests/test_loaders_humanevalplus.py). Decoding
+# a reply costs at most about 16 bytes per byte of its text (the text, the JSON objects, the
+# plain-data copy; a list of one-character strings outside the BMP is the worst case, measured
+# in tests/test_sandbox_trusted_side.py), and one reply is at most MAX_MESSAGE, so decoding any
+# one reply fits in the cap. Tests that keep every reply could still run out of memory near
+# the budget; that out-of-memory is a malformed reply, the candidate's doing, and depends on
+# the sizes it sent, never on whether its answers were right (see `_tests_side`).
+REPLY_BUDGET_SHARE = 8
 PLAIN_RULE = "boi-plain/1"
 # The most a verdict can hold: the pass token, or "F" and the reason.
 MAX_VERDICT = NONCE_BYTES + MAX_REASON + 64
