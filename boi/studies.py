@@ -40,7 +40,10 @@ def merge_runs(
 ) -> StudyOutcome:
     """`boi merge`: the shards of any study's run as one run directory and its report."""
     return merge_study(
-        lambda command, config: study_class(command).from_config(config), out, shard_dirs, log
+        lambda command, config, recorded: study_class(command).from_config(config, recorded),
+        out,
+        shard_dirs,
+        log,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -328,12 +329,18 @@ def test_boi_bias_run_scores_a_completions_file(tmp_path, tiny_bias_classifier, 
     assert "Prompts and completions" in html and 'title="White (compared)"' in html
     assert "model-a / completions file sample 1" in html
 
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    # The manifest records what reproduces the run, never the machine's paths (issue 44, item
+    # 6): a file outside the working directory by its name, its content by its sha256.
+    text = (out / "manifest.json").read_text(encoding="utf-8")
+    manifest = json.loads(text)
     digest = hashlib.sha256(completions.read_bytes()).hexdigest()
-    assert manifest["inputs"]["completions"] == {"path": str(completions), "sha256": digest}
-    assert manifest["completed"] and manifest["config"]["completions"] == str(completions)
-    assert manifest["generation"] == {"not_applicable": f"completions read from {completions}"}
+    assert manifest["inputs"]["completions"] == {"path": completions.name, "sha256": digest}
+    assert manifest["completed"] and manifest["config"]["completions"] == completions.name
+    assert manifest["generation"] == {"not_applicable": "completions read from completions.jsonl"}
     assert manifest["scoring"]["scored"] >= 1
+    assert str(tmp_path) not in text and str(tiny_bias_classifier) not in text
+    assert manifest["classifier"]["path"] == tiny_bias_classifier.name
+    assert manifest["report"]["html"] == os.path.join("report", "report.html")
 
     # The same command resumes: nothing is scored again; `boi bias report` rebuilds it.
     assert main(argv) == 0

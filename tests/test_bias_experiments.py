@@ -470,7 +470,8 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
     assert manifest["config"]["test_dir"] == str(tmp_path / "exp" / "test")
     asked = _questions()  # 4 compared replies (3 distinct codes) x 2 forms
     assert len(asked) == manifest["generation"]["generated"] == 6
-    study = SelfDetectionStudy.from_config(manifest["config"])
+    # A manifest spells out_dir portably (its name): the study of that record is at `folder`.
+    study = SelfDetectionStudy.from_config({**manifest["config"], "out_dir": str(folder)})
     estimate = study.estimate(lambda _: None)
     assert (estimate.requested_samples, estimate.generations) == (8, len(asked))
     assert estimate.executions == 0 and estimate.max_output_tokens == 6 * 96
@@ -500,7 +501,10 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
         shard = SelfDetectionStudy(dataclasses.replace(study.config, out_dir=str(path)))
         run_study(shard, shard=Shard(index, 2), log=lambda _: None)
     merged = merge_study(
-        lambda _, c: SelfDetectionStudy.from_config(c), tmp_path / "merged", shards, lambda _: None
+        lambda _, c, recorded: SelfDetectionStudy.from_config(c, recorded),
+        tmp_path / "merged",
+        shards,
+        lambda _: None,
     )
     assert (tmp_path / "merged" / "answers.jsonl").read_bytes() == answers
     assert merged.table_markdown and merged.table_markdown in outcome.markdown

@@ -108,11 +108,12 @@ PATH_KEYS = frozenset(
     {
         "name", "path", "data", "model", "keyword_file", "embedder", "code_vocabulary", "completions",
         "template_file", "modifiers", "dimensions", "attributes_file", "mitigation_file",
-        "corpus", "base_model", "train_file", "output_dir",
+        "corpus", "base_model", "train_file", "output_dir", "suite", "classifier",
     }
 )  # fmt: skip
-"""Config keys whose values may be paths (a dataset's `name` may be its file; names that are
-not absolute paths stay as they are): what a record writes of them is `portable_path`'s. `out_dir` is not among them: the run layer spells
+"""Config keys whose values may be paths (a dataset's `name` may be its file, as may `boi bias
+test`'s `suite`; names that are not absolute paths stay as they are): what a record writes of
+them is `portable_path`'s. `out_dir` is not among them: the run layer spells
 it (`benchmarks.study.claim_study`), since a run is claimed by that spelling."""
 
 

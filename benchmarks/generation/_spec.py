@@ -137,11 +137,13 @@ class BackendSpec:
         options = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(self.options)}
         return {"kind": self.kind, "model": self.model, **options}
 
-    def identity_mapping(self) -> dict[str, Any]:
+    def identity_mapping(self, content: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """`to_mapping` without what only decides how requests travel (the options an Options
         class marks `metadata={"operational": True}`: concurrency, timeouts, retries, the key's
         variable; a pool's servers, through its `identity_options`): what a run's identity
-        hashes, so a run resumes after such a change."""
+        hashes, so a run resumes after such a change. `content`: the backend's
+        `content_identity` as a record holds it (a run rebuilt from its manifest reads no file
+        the manifest names only by its last part); None: read from the files."""
         hook = getattr(self.options, "identity_options", None)
         if callable(hook):
             options = dict(hook())
@@ -151,7 +153,8 @@ class BackendSpec:
                 for f in dataclasses.fields(self.options)
                 if not f.metadata.get("operational")
             }
-        content = backend_class(self.kind).content_identity(self)
+        if content is None:
+            content = backend_class(self.kind).content_identity(self)
         return {"kind": self.kind, "model": self.model, **options, **content}
 
     @property

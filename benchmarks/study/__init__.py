@@ -252,8 +252,14 @@ class Study(Protocol):
     config: Any
 
     @classmethod
-    def from_config(cls, config_json: Mapping[str, Any]) -> Study:
-        """The study of a recorded config (a shard's, for the merge and Ray tasks)."""
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> Study:
+        """The study of a config: a Ray task's (paths as the user gave them), or a recorded
+        one (a shard's, for the merge) with `recorded`, the manifest it came from. A recorded
+        config names a file outside the working directory by its last part only
+        (`portable_config`), so what the study needs of a file's content (a digest its
+        identity hashes) it takes from `recorded`, never from a file of that name."""
         ...
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
@@ -316,20 +322,29 @@ def check_claim(study: Study, shard: Shard | None) -> None:
     """What `claim_study` would refuse, refused now, with nothing created or written (a dry
     run must not approve a run its claim then refuses)."""
     out, spec, digest = _claim_checks(study, shard)
-    claim_run_dir(out, digest, spec.config, unchanged=spec.unchanged, create=False)
+    config = spec.config if spec.recorded is None else spec.recorded
+    claim_run_dir(out, digest, config, unchanged=spec.unchanged, create=False)
 
 
 def claim_study(
-    study: Study, shard: Shard | None, *, record: Mapping[str, Any] | None = None
+    study: Study,
+    shard: Shard | None,
+    *,
+    record: Mapping[str, Any] | None = None,
+    recorded_inputs: Mapping[str, Any] | None = None,
 ) -> RunDir:
-    """Claim the study's directory: start, resume, or refuse (another config, another shard)."""
+    """Claim the study's directory: start, resume, or refuse (another config, another shard).
+    `recorded_inputs`: the input files as a manifest recorded them (path and sha256), recorded
+    so instead of reading `spec.inputs` (a merge records its shards': they read the files where
+    they ran, and the recorded paths need not name them where the merge runs)."""
     out, spec, digest = _claim_checks(study, shard)
     return RunDir.claim(
         out,
         spec.config if spec.recorded is None else spec.recorded,
         digest=digest,
-        inputs=spec.inputs,
+        inputs=spec.inputs if recorded_inputs is None else None,
         record={
+            **({} if recorded_inputs is None else {"inputs": dict(recorded_inputs)}),
             **spec.record,
             "study": study.command,
             "work_hash": spec.work_hash,

@@ -23,6 +23,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.outputs import output_dir
 from benchmarks.common.progress import stage
+from benchmarks.common.provenance import portable_path
 from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.study import Study, StudyOutcome, claim_study
 from benchmarks.study.shards import parse_shard
@@ -111,6 +112,22 @@ def _check_whole_run_files(study: Study, shards: Sequence[_ShardRun]) -> None:
                 )
 
 
+def _check_inputs(shards: Sequence[_ShardRun]) -> None:
+    """The shards read the same input files (by content): the merged run records them once."""
+    first = shards[0].run
+    digests = {name: entry.get("sha256") for name, entry in first.inputs.items()}
+    for shard in shards[1:]:
+        theirs = {name: entry.get("sha256") for name, entry in shard.run.inputs.items()}
+        if theirs != digests:
+            changed = sorted(
+                k for k in digests.keys() | theirs.keys() if digests.get(k) != theirs.get(k)
+            )
+            raise UserError(
+                f"{shard.run.path} read other input files than {first.path} ({', '.join(changed)} "
+                "differ); rerun the shards with the same files."
+            )
+
+
 def _split_files(study: Study, shards: Sequence[_ShardRun]) -> list[str]:
     """Every split file any shard wrote, relative to its run, in a stable order."""
     found: set[str] = set()
@@ -121,14 +138,14 @@ def _split_files(study: Study, shards: Sequence[_ShardRun]) -> list[str]:
 
 
 def merge_study(
-    make_study: Callable[[str, dict[str, Any]], Study],
+    make_study: Callable[[str, dict[str, Any], dict[str, Any]], Study],
     out: str | Path,
     shard_dirs: Sequence[str | Path],
     log: Callable[[str], None] = print,
 ) -> StudyOutcome:
     """Merge the shards of one run into `out` and write its report (see the module docstring).
-    `make_study` builds the study from the shards' command and recorded config (with `out_dir`
-    set to OUT)."""
+    `make_study` builds the study from the shards' command, recorded config (with `out_dir`
+    set to OUT) and manifest (`Study.from_config`)."""
     # Before anything is read or claimed: OUT equal to a shard would rewrite that shard's
     # manifest (a claim that looks like a resume) and copy its files onto themselves.
     output_dir(out, option="OUT", ours=(MANIFEST,), inputs=shard_dirs)
@@ -142,14 +159,25 @@ def merge_study(
         )
     shards = open_shards(shard_dirs)
     first = shards[0].run
-    study = make_study(study_of(first), {**first.config, "out_dir": str(out)})
+    # The study is rebuilt from the shards' record, not from the files their config names:
+    # that config names a file outside the working directory by its last part only (a
+    # manifest names no machine's paths), so what the run's identity hashes of a file's content
+    # comes from the manifest, and the merged run records the inputs as the shards read them.
+    # Nothing is read by a recorded name, where a file of that name may be another one.
+    study = make_study(study_of(first), {**first.config, "out_dir": str(out)}, first.manifest)
     if study.claim_spec(str(out)).work_hash != first.manifest.get("work_hash"):
         raise UserError(
             f"{first.path} was written by another boi version (its config hashes differently "
             "now); merge with the boi that ran the shards."
         )
     _check_whole_run_files(study, shards)
-    run = claim_study(study, None, record={"merged_from": [str(s.run.path) for s in shards]})
+    _check_inputs(shards)
+    run = claim_study(
+        study,
+        None,
+        record={"merged_from": [portable_path(str(s.run.path)) for s in shards]},
+        recorded_inputs=first.inputs,
+    )
     out = run.path
     with stage("merge", log, run.timings, "boi merge"):
         for name in study.whole_run_files:

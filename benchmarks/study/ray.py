@@ -137,4 +137,6 @@ def run_study_on_ray(
     finally:
         if started_here:
             ray.shutdown()
-    return merge_study(lambda _, config: type(study).from_config(config), out, dirs, log)
+    return merge_study(
+        lambda _, config, recorded: type(study).from_config(config, recorded), out, dirs, log
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash
+from benchmarks.common.provenance import config_hash, portable_config
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
@@ -575,18 +576,29 @@ class FairnessStudy:
         self.inputs: FairnessInputs | None = None
 
     @classmethod
-    def from_config(cls, config_json: Mapping[str, Any]) -> FairnessStudy:
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> FairnessStudy:
+        # Nothing of a file's content is in this study's identity, and its report reads the
+        # run's own files (tasks.jsonl, verdicts), so a recorded config is all it needs.
         return cls(load_config(FairnessRunConfig, None, dict(config_json)))
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
         config_json = {**to_dict(self.config), "out_dir": out_dir}
+        # Recorded and hashed with portable paths (no machine's absolute path): the run is the
+        # same run from its manifest alone, wherever it is merged or resumed.
+        recorded = portable_config(config_json)
         inputs = {"data": self.config.data, "completions": self.config.completions}
         return ClaimSpec(
             config=config_json,
-            digest=config_hash(config_json),
-            work_hash=work_hash_of(config_json),
+            digest=config_hash(recorded),
+            work_hash=work_hash_of(recorded),
             inputs={name: path for name, path in inputs.items() if path},
             record={"seeds": list(self.config.seeds)},
+            # Written with the paths as typed (before they were recorded portably): still this
+            # run, so older directories resume.
+            also_accepted=(config_hash(config_json),),
+            recorded=recorded,
         )
 
     def load(self, log: Callable[[str], None]) -> None:
@@ -716,7 +728,8 @@ class FairnessStudy:
 
 
 def _outcome(out: Path, rows: list[dict[str, Any]], paths: FairnessReportPaths) -> StudyOutcome:
-    record = {"report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+    # Inside the run directory, which is the run wherever it is moved.
+    record = {"report": {k: os.path.relpath(v, out) for k, v in dataclasses.asdict(paths).items()}}
     table = paths.tables_md.read_text(encoding="utf-8")
     return StudyOutcome(out, table, _summary_line(rows, paths), {}, record, paths)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,12 @@ from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import KeyedLog, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, file_sha256
+from benchmarks.common.provenance import (
+    config_hash,
+    file_sha256,
+    portable_config,
+    portable_path,
+)
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
@@ -375,46 +381,76 @@ class ModifierStudy:
     whole_run_files: ClassVar[tuple[str, ...]] = ("prompts.jsonl",)
     split_files: ClassVar[tuple[str, ...]] = ("completions/*/*.jsonl", "passk/*/results.jsonl")
 
-    def __init__(self, config: BiasRunConfig) -> None:
+    def __init__(self, config: BiasRunConfig, recorded: Mapping[str, Any] | None = None) -> None:
         self.config = config
         self.suite: Suite | None = None
         self.classifier: CodeBiasClassifier | None = None
         self._given: dict[str, list[dict[str, Any]]] | None = None
         self._given_sha256: str | None = None
         self._passk_problems: list[Problem] = []
+        # The manifest this study was rebuilt from (a shard's, for the merge), or None.
+        self._recorded = dict(recorded or {})
 
     @classmethod
-    def from_config(cls, config_json: Mapping[str, Any]) -> ModifierStudy:
-        return cls(load_config(BiasRunConfig, None, dict(config_json)))
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> ModifierStudy:
+        return cls(load_config(BiasRunConfig, None, dict(config_json)), recorded)
 
     def _sha256(self) -> str | None:
         if self.config.completions is None:
             return None
         if self._given_sha256 is None:
-            self._given_sha256 = file_sha256(self.config.completions)
+            # Rebuilt from a manifest: the file's digest as the run recorded it (its config
+            # names the file by its last part, which need not name it here).
+            entry = (self._recorded.get("inputs") or {}).get("completions") or {}
+            self._given_sha256 = entry.get("sha256") or file_sha256(self.config.completions)
         return self._given_sha256
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
         config_json = {**_config_json(self.config), "out_dir": out_dir}
-        work = {k: v for k, v in config_json.items() if k != "out_dir"}
-        inputs: dict[str, str] = {}
+        # Recorded and hashed with portable paths (no machine's absolute path): the run is the
+        # same run from its manifest alone, wherever it is merged or resumed.
+        recorded = portable_config(config_json)
         sha256 = self._sha256()
-        if sha256 is not None and self.config.completions is not None:
+
+        def hashes(config: dict[str, Any]) -> tuple[str, str]:
+            work = {k: v for k, v in config.items() if k != "out_dir"}
+            if sha256 is None:
+                return config_hash(config), config_hash(work)
             # The run belongs to the file's content: an edited file is another run.
-            inputs["completions"] = self.config.completions
-            digest = config_hash({"config": config_json, "completions_sha256": sha256})
-            work_digest = config_hash({"config": work, "completions_sha256": sha256})
-        else:
-            digest, work_digest = config_hash(config_json), config_hash(work)
-        suite = self.suite or load_suite(self.config.suite)
+            return (
+                config_hash({"config": config, "completions_sha256": sha256}),
+                config_hash({"config": work, "completions_sha256": sha256}),
+            )
+
+        digest, work_digest = hashes(recorded)
+        inputs = {"completions": self.config.completions} if sha256 is not None else {}
         return ClaimSpec(
             config=config_json,
             digest=digest,
             work_hash=work_digest,
-            inputs=inputs,
-            record={"seeds": list(self.config.seeds), "suite_files": suite.files},
+            inputs={k: v for k, v in inputs.items() if v is not None},
+            record={"seeds": list(self.config.seeds), "suite_files": self._suite_files()},
             unchanged=" (the completions file changed)",
+            # Written with the paths as typed (before they were recorded portably): still this
+            # run, so older directories resume.
+            also_accepted=(hashes(config_json)[0],),
+            recorded=recorded,
         )
+
+    def _suite_files(self) -> dict[str, str]:
+        """Which data file each part of the suite came from, with its digest: as loaded, or as
+        the manifest this study was rebuilt from recorded it (the recorded config names a file
+        outside the working directory by its last part only)."""
+        if self.suite is None and isinstance(self._recorded.get("suite_files"), dict):
+            return dict(self._recorded["suite_files"])
+        return (self.suite or load_suite(self.config.suite)).files
+
+    def _classifier_record(self) -> dict[str, Any]:
+        """The classifier as the manifest and the report name it (its folder portably)."""
+        assert self.classifier is not None
+        return dict(portable_config(self.classifier.describe()))
 
     def load(self, log: Callable[[str], None]) -> None:
         config = self.config
@@ -445,7 +481,7 @@ class ModifierStudy:
         assert self.suite is not None and self.classifier is not None
         config, suite, out, log = self.config, self.suite, run.path, run.log
         owned = run.owned(self._units())
-        run.dir.update(classifier=self.classifier.describe())
+        run.dir.update(classifier=self._classifier_record())
         cache = ScoreCache(out / "scores.jsonl", self.classifier)
         try:
             if self._given is not None:
@@ -456,9 +492,8 @@ class ModifierStudy:
                 rows, passk = _score_given(
                     config, by_model, suite, cache, out, log, run.timings, self._given
                 )
-                generation: dict[str, Any] = {
-                    "not_applicable": f"completions read from {config.completions}"
-                }
+                given = portable_path(config.completions or "")
+                generation: dict[str, Any] = {"not_applicable": f"completions read from {given}"}
             else:
                 rows, passk, generation = self._generate_and_score(run, cache, owned)
         finally:
@@ -467,7 +502,7 @@ class ModifierStudy:
         if run.shard is not None:
             return StudyOutcome(out, "", "", generation, record)
         with stage("report", log, run.timings, "boi bias"):
-            paths = _report(config, rows, suite, out, passk, self.classifier.describe())
+            paths = _report(config, rows, suite, out, passk, self._classifier_record())
         return self._outcome(out, rows, paths, generation, record, cache)
 
     def _generate_and_score(
@@ -558,7 +593,9 @@ class ModifierStudy:
             f"boi bias run: {done}; CBS {cbs} overall (classifier: {kind}){passk_note}; "
             f"report: {paths.html}"
         )
-        record = {**record, "report": {k: str(v) for k, v in dataclasses.asdict(paths).items()}}
+        # Inside the run directory, which is the run wherever it is moved.
+        report = {k: os.path.relpath(v, out) for k, v in dataclasses.asdict(paths).items()}
+        record = {**record, "report": report}
         table = Path(paths.cbs_md).read_text(encoding="utf-8")
         return StudyOutcome(out, table, summary, generation, record, paths)
 
@@ -629,11 +666,9 @@ class ModifierStudy:
         )
 
     def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
-        merged_from = run.manifest.get("merged_from") or []
-        if merged_from and "classifier" not in run.manifest:
-            # The classifier each shard recorded (one config, so one classifier).
-            shard = RunDir.open(merged_from[0], shard_ok=True)
-            run.update(classifier=shard.manifest.get("classifier"))
+        if "classifier" not in run.manifest and "classifier" in self._recorded:
+            # The classifier the shards recorded (one config, so one classifier).
+            run.update(classifier=self._recorded["classifier"])
         paths = rebuild_report(run.path)
         rows = read_scored(run.path)
         return self._outcome(run.path, rows, paths, {}, {})

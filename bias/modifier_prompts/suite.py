@@ -19,7 +19,7 @@ from typing import Any
 
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError, suggest
-from benchmarks.common.provenance import file_sha256
+from benchmarks.common.provenance import file_sha256, portable_path
 from bias import DATA_DIR
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -253,7 +253,7 @@ class Suite:
     dimensions: list[Dimension]
     templates: list[Template]
     files: dict[str, str]
-    """Which data file each part came from (path), for the run record."""
+    """Which data file each part came from (`portable_path`, and digest), for the run record."""
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)
@@ -327,5 +327,9 @@ def load_suite(config: SuiteConfig) -> Suite:
         types,
         dims,
         chosen,
-        {name: f"{path} sha256:{file_sha256(path)[:16]}" for name, path in paths.items()},
+        # As a run record names a file: by a portable path (no machine's), its content by digest.
+        {
+            name: f"{portable_path(str(path))} sha256:{file_sha256(path)[:16]}"
+            for name, path in paths.items()
+        },
     )

@@ -3,6 +3,7 @@ bundled configs and loading, and the run's identity (the hashes its directory is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.provenance import config_hash, file_sha256, portable_config
 from benchmarks.execution import ExecutionConfig
-from benchmarks.generation import BackendSpec, DecodingConfig
+from benchmarks.generation import BackendSpec, DecodingConfig, backend_class
 from benchmarks.loaders import dataset_help
 from critic.spec import CriticSpec
 from perturb.keyword_file import KEYWORD_FILE_HELP
@@ -223,15 +224,40 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
 _LATER_OPTIONS: dict[str, Any] = {"random_seeds": 1, "keyword_file": None}
 
 
-def run_identity(config: RunConfig, *, portable: bool = True) -> dict[str, Any]:
+def content_digests(config: RunConfig) -> dict[str, Any]:
+    """What the run's identity hashes of its files' content, read from the files: each model's
+    `content_identity` (a completions file's sha256) and the keyword file's sha256. A run's
+    manifest records them, because its config names a file outside the working directory by
+    its last part only: a run rebuilt from its manifest (a merge of its shards, anywhere) takes
+    them from there instead of reading a file by that name (`run_identity(digests=...)`)."""
+    digests: dict[str, Any] = {
+        "models": [backend_class(spec.kind).content_identity(spec) for spec in config.models]
+    }
+    if config.keyword_file is not None and Path(config.keyword_file).is_file():
+        # The picks decide the variants: the same path with other picks is another run.
+        digests["keyword_file_sha256"] = file_sha256(config.keyword_file)
+    return digests
+
+
+def run_identity(
+    config: RunConfig, *, portable: bool = True, digests: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The config as far as it decides the run's numbers: each model without the options that
     only decide how requests travel (`BackendSpec.identity_mapping`: timeouts, concurrency,
     retries, a pool's servers). A run directory belongs to this, so it resumes after such an
-    option changed (a dead server taken out of a pool)."""
-    identity = {**config.to_json(), "models": [spec.identity_mapping() for spec in config.models]}
-    if config.keyword_file is not None and Path(config.keyword_file).is_file():
-        # The picks decide the variants: the same path with other picks is another run.
-        identity["keyword_file_sha256"] = file_sha256(config.keyword_file)
+    option changed (a dead server taken out of a pool). `digests`: the files' content as a
+    manifest recorded it (`content_digests`); None: read from the files."""
+    if digests is None:
+        digests = content_digests(config)
+    identity = {
+        **config.to_json(),
+        "models": [
+            spec.identity_mapping(content=content)
+            for spec, content in zip(config.models, digests["models"], strict=True)
+        ],
+    }
+    if "keyword_file_sha256" in digests:
+        identity["keyword_file_sha256"] = digests["keyword_file_sha256"]
     for key, old_behaviour in _LATER_OPTIONS.items():
         if identity.get(key) == old_behaviour:
             del identity[key]
@@ -240,12 +266,13 @@ def run_identity(config: RunConfig, *, portable: bool = True) -> dict[str, Any]:
     return dict(portable_config(identity)) if portable else identity
 
 
-def run_hash(config: RunConfig) -> str:
+def run_hash(config: RunConfig, digests: Mapping[str, Any] | None = None) -> str:
     """The run directory's config hash: of `run_identity`."""
-    return config_hash(run_identity(config))
+    return config_hash(run_identity(config, digests=digests))
 
 
-def work_hash(config: RunConfig) -> str:
+def work_hash(config: RunConfig, digests: Mapping[str, Any] | None = None) -> str:
     """The hash of what a run computes: its identity without where it is written. The shards
     of one run share it (each has its own out_dir), and `boi merge` checks it."""
-    return config_hash({k: v for k, v in run_identity(config).items() if k != "out_dir"})
+    identity = run_identity(config, digests=digests)
+    return config_hash({k: v for k, v in identity.items() if k != "out_dir"})

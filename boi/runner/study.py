@@ -28,7 +28,14 @@ from benchmarks.study import (
     estimate_study,
     run_study,
 )
-from boi.runner.config import RunConfig, load_run_config, run_hash, run_identity, work_hash
+from boi.runner.config import (
+    RunConfig,
+    content_digests,
+    load_run_config,
+    run_hash,
+    run_identity,
+    work_hash,
+)
 from boi.runner.report import build_run_report, summary_line
 from boi.runner.stages import (
     _critic_gate,
@@ -58,41 +65,63 @@ class RobustnessStudy:
     split_files: ClassVar[tuple[str, ...]] = ("results/*/*.jsonl",)
 
     def __init__(
-        self, config: RunConfig, reuse_generations: Sequence[str | os.PathLike[str]] = ()
+        self,
+        config: RunConfig,
+        reuse_generations: Sequence[str | os.PathLike[str]] = (),
+        recorded: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config
         self.reuse_generations = [Path(p) for p in reuse_generations]
         self._datasets: list[LoadResult] = []
+        # The manifest this study was rebuilt from (a shard's, for the merge), or None.
+        self._recorded = dict(recorded or {})
 
     @classmethod
-    def from_config(cls, config_json: Mapping[str, Any]) -> RobustnessStudy:
-        return cls(load_run_config(None, dict(config_json)))
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> RobustnessStudy:
+        return cls(load_run_config(None, dict(config_json)), recorded=recorded)
+
+    def _digests(self) -> dict[str, Any]:
+        """What the identity hashes of the files' content: as the manifest this study was
+        rebuilt from recorded it (its config names files outside the working directory by
+        their last part only, so reading a file by that name could read another one), else
+        read from the files."""
+        recorded = self._recorded.get("content_digests")
+        return dict(recorded) if isinstance(recorded, dict) else content_digests(self.config)
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
         config = dataclasses.replace(self.config, out_dir=out_dir)
+        digests = self._digests()
         return ClaimSpec(
             config=config.to_json(),
-            digest=run_hash(config),
-            work_hash=work_hash(config),
+            digest=run_hash(config, digests),
+            work_hash=work_hash(config, digests),
             inputs={
                 **{d.label: d.data for d in config.datasets if d.data},
                 **({"keyword_file": config.keyword_file} if config.keyword_file else {}),
             },
-            record={"seeds": list(config.seeds), **self._prompt_digests()},
+            record={
+                "seeds": list(config.seeds),
+                **self._prompt_digests(),
+                "content_digests": digests,
+            },
             # Written when the hash covered every option (before run_identity), or its paths as
             # typed (before they were recorded portably): still this run.
             also_accepted=(
                 config_hash(config.to_json()),
-                config_hash(run_identity(config, portable=False)),
+                config_hash(run_identity(config, portable=False, digests=digests)),
             ),
             recorded=portable_config(config.to_json()),
         )
 
     def _prompt_digests(self) -> dict[str, Any]:
         """Each dataset's prompts as loaded, digested (`prompts_sha256`): two machines that
-        load the same dataset record the same digest (known after `load`)."""
+        load the same dataset record the same digest (known after `load`; a study rebuilt
+        from a manifest, which loads nothing, keeps the recorded ones)."""
         if not self._datasets:
-            return {}
+            recorded = self._recorded.get("prompts_sha256")
+            return {"prompts_sha256": recorded} if recorded else {}
         return {
             "prompts_sha256": {
                 spec.label: prompts_sha256(loaded.dataset_prompts)
@@ -162,7 +191,9 @@ class RobustnessStudy:
         # A file's samples are read, a model's generated; a run of both says generated.
         verb = verbs.pop() if len(verbs) == 1 else "generated"
         if run.shard is not None:
-            return StudyOutcome(out, "", "", generation)
+            # Every shard prepares every model on every variant, so each records them all,
+            # and the merge keeps them.
+            return StudyOutcome(out, "", "", generation, {"model_identities": identities})
         with stage("report", log, run.timings, "boi run"):
             outcome = self._outcome(out, results, problems, similarity, generation, verb)
         outcome.record["model_identities"] = identities
@@ -257,7 +288,10 @@ class RobustnessStudy:
                     results += read_results(path)
         generation = SamplingTotals().to_json()
         problems = {v.task_id: v for v in variants}
-        return self._outcome(run.path, results, problems, similarity, generation)
+        outcome = self._outcome(run.path, results, problems, similarity, generation)
+        if "model_identities" in self._recorded:
+            outcome.record["model_identities"] = self._recorded["model_identities"]
+        return outcome
 
 
 def run_robustness(

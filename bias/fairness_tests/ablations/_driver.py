@@ -5,6 +5,7 @@ beside its own manifest (`OUT/experiment-manifest.json`)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,8 +16,8 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import to_dict
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
-from benchmarks.common.provenance import config_hash
-from benchmarks.common.rundir import RunDir, recorded_spelling
+from benchmarks.common.provenance import config_hash, portable_config, portable_path
+from benchmarks.common.rundir import RunDir, read_marker, recorded_spelling
 from benchmarks.study import Estimate, SampleCounts, estimate_study
 from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
 from bias.fairness_tests.ablations._registry import ABLATIONS
@@ -95,16 +96,22 @@ def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -
     for number, sub in enumerate(plan):
         sub_config = config.base_config(**sub.changes, out_dir=str(out / sub.label))
         check_fairness_inputs(sub_config, check_models=number == 0)
-    # Hashed with out_dir as the experiment first spelled it: `./runs/x` and `runs/x/` resume it.
+    # Hashed with out_dir as the experiment first spelled it: `./runs/x` and `runs/x/` resume it
+    # (a new one spelled portably: relative, or its name).
     config_json = {
         **to_dict(config),
-        "out_dir": recorded_spelling(out, config.out_dir, marker=MARKER),
+        "out_dir": recorded_spelling(out, portable_path(config.out_dir), marker=MARKER),
     }
-    digest = config_hash(config_json)
+    # Recorded and hashed with portable paths (no machine's absolute path), like every run's.
+    recorded = portable_config(config_json)
+    digest = config_hash(recorded)
+    held = read_marker(out, MARKER) if out.is_dir() else None
+    if held is not None and held.get("config_hash") == config_hash(config_json):
+        digest = config_hash(config_json)  # written with the paths as typed: still this one
     # The experiment's own manifest, beside its sub-runs' (each a boi bias test directory).
     experiment = RunDir.claim(
         out,
-        config_json,
+        recorded,
         digest=digest,
         record={"kind": config.kind},
         what="experiment",
@@ -124,14 +131,15 @@ def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -
         markdown += "\n" + "\n".join(f"- {note}" for note in result["notes"]) + "\n"
     document = {
         "kind": config.kind,
-        "config": config_json,
+        "config": recorded,
         "config_hash": digest,
         "runs": [
             {
                 "label": r.sub.label,
                 "axis": r.sub.value,
                 "seed": r.sub.seed,
-                "out_dir": str(r.out),
+                # Inside the experiment's directory, which is the experiment wherever it is.
+                "out_dir": os.path.relpath(r.out, out),
                 "seconds": r.seconds,
             }
             for r in runs
@@ -142,7 +150,7 @@ def run_ablation(config: ExperimentConfig, log: Callable[[str], None] = print) -
     md_path, json_path = out / "experiment.md", out / "experiment.json"
     write_text_atomic(json_path, json.dumps(document, indent=2, default=str))
     write_text_atomic(md_path, markdown)
-    experiment.complete(tables={"markdown": str(md_path), "json": str(json_path)})
+    experiment.complete(tables={"markdown": md_path.name, "json": json_path.name})
     summary = f"boi bias experiment {config.kind}: {len(runs)} run{'' if len(runs) == 1 else 's'}; tables: {md_path}"
     return ExperimentOutcome(out, markdown, md_path, json_path, summary)
 

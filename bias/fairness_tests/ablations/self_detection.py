@@ -340,7 +340,9 @@ class SelfDetectionStudy:
         self._test_run: _TestRun | None = None
 
     @classmethod
-    def from_config(cls, config_json: Mapping[str, Any]) -> SelfDetectionStudy:
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> SelfDetectionStudy:
         return cls(load_config(SelfDetectionConfig, None, dict(config_json)))
 
     def _tested(self) -> _TestRun:
@@ -357,6 +359,14 @@ class SelfDetectionStudy:
             **{k: v for k, v in config_json.items() if k != "test_dir"},
             "test_work_hash": tested.work_hash,
         }
+        # A test run written before boi recorded its config with portable paths had its work
+        # hashed over the paths as typed (its manifest now records them portably once resumed):
+        # a self-detection run written then is still this one.
+        older = (
+            ()
+            if self.test is None
+            else (config_hash({**identity, "test_work_hash": work_hash_of(to_dict(self.test))}),)
+        )
         return ClaimSpec(
             config=config_json,
             digest=config_hash(identity),
@@ -366,6 +376,7 @@ class SelfDetectionStudy:
                 "test_run": {"out_dir": self.config.test_dir, "work_hash": tested.work_hash},
             },
             unchanged=" (the test run it asks about changed)",
+            also_accepted=older,
         )
 
     def load(self, log: Callable[[str], None]) -> None:
