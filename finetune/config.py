@@ -20,6 +20,7 @@ from typing import Any
 
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.provenance import portable_config
 
 SCHEDULES = ("constant", "cosine", "linear")
 MIXED_PRECISION = ("no", "bf16", "fp16")
@@ -149,17 +150,22 @@ class TrainConfig:
         data: dict[str, Any] = to_dict(self)
         return data
 
-    def identity(self, data_sha256: str) -> str:
+    def identity(self, data_sha256: str, *, portable: bool = True) -> str:
         """Hash of everything that defines the run (not where it is written).
 
         Not `provenance.config_hash`: that one dumps JSON with compact separators, so it gives
         another digest for the same config, and every existing output_dir (its run_config.json
-        records this one) would be refused instead of resumed.
+        records this one) would be refused instead of resumed. Hashed with the paths as the
+        manifest records them (`portable_config`: a model folder by its last part), so the run
+        is the same run from its manifest alone; `portable=False`: with the paths as typed, as
+        boi hashed it before (an older output_dir records that one).
         """
         # The data file counts by content (its hash), not by where it lies.
         fields = {
             k: v for k, v in self.to_json().items() if k not in {"output_dir", "log_every", "data"}
         }
+        if portable:
+            fields = dict(portable_config(fields))
         fields["data_sha256"] = data_sha256
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -46,8 +46,13 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.models import load_model, load_tokenizer, resolve_model
 from benchmarks.common.progress import progress_bar
-from benchmarks.common.provenance import file_sha256, git_revision, package_versions
-from benchmarks.common.rundir import RunDir, claim_run_dir
+from benchmarks.common.provenance import (
+    file_sha256,
+    git_revision,
+    package_versions,
+    portable_config,
+)
+from benchmarks.common.rundir import RunDir, claim_run_dir, read_marker
 from finetune.config import CONFIG_HELP, TrainConfig, load_train_config
 from finetune.data import (
     Skipped,
@@ -489,12 +494,18 @@ def _claim_output_dir(config: TrainConfig) -> _Claim:
     output_dir = Path(config.output_dir)
     data_sha256 = file_sha256(config.data)
     identity = config.identity(data_sha256)
+    recorded = read_marker(output_dir, RUN_CONFIG) if output_dir.is_dir() else None
+    if recorded is not None and recorded.get("identity") == config.identity(
+        data_sha256, portable=False
+    ):
+        # Written before the config was recorded with portable paths: still this run.
+        identity = str(recorded["identity"])
     # A new or empty output_dir starts the run, one whose run_config.json records this identity
     # resumes it, anything else is refused (saying which config keys changed).
     previous = claim_run_dir(
         output_dir,
         identity,
-        config.to_json(),
+        portable_config(config.to_json()),
         marker=RUN_CONFIG,
         hash_key="identity",
         what="training run",
@@ -519,7 +530,8 @@ def _start_output_dir(
             # Every process claimed above (each knows whether it resumes); one writes.
             run = RunDir.start(
                 claim.output_dir,
-                config.to_json(),
+                # What reproduces the run, not the machine: paths relative or by name.
+                portable_config(config.to_json()),
                 claim.identity,
                 claim.previous,
                 inputs={"data": config.data},
@@ -865,7 +877,7 @@ def _write_results(session: _Session, results: dict[str, Any], run: RunDir | Non
         results_path = output_dir / RESULTS
         write_text_atomic(results_path, text)
         if run is not None:
-            run.complete(stop_reason=state.stop_reason, results=str(results_path))
+            run.complete(stop_reason=state.stop_reason, results=RESULTS)
         print(
             f"done: {state.stop_reason}; best validation loss {state.best_val_loss:.4f} at step "
             f"{state.best_step}; model in {output_dir / MODEL}"

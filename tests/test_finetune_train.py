@@ -132,6 +132,32 @@ def test_finished_run_is_not_retrained(uninterrupted):
     assert proc.returncode == 0 and "already holds the finished run" in proc.stdout
 
 
+def test_the_manifest_names_no_machine_path_and_an_older_one_still_resumes(uninterrupted, tmp_path):
+    """run_config.json records what reproduces the run, not the machine (issue 44, item 6):
+    the model folder, data file and output_dir by name; a directory written before, with the
+    paths as typed and the identity over them, is still this run."""
+    import shutil
+
+    from benchmarks.common.provenance import file_sha256
+
+    text = (uninterrupted / "run" / "run_config.json").read_text()
+    assert str(uninterrupted) not in text
+    manifest = json.loads(text)
+    assert manifest["config"]["model"] == "tiny-model" and manifest["config"]["output_dir"] == "run"
+    assert manifest["inputs"]["data"]["path"] == "data.jsonl"
+    assert manifest["results"] == "all_results.json"
+    older = tmp_path / "older"
+    shutil.copytree(uninterrupted / "run", older)
+    config = load_train_config(uninterrupted / "train.yaml", {"output_dir": str(older)})
+    identity = config.identity(file_sha256(config.data), portable=False)
+    assert identity != manifest["identity"]
+    written = {**manifest, "config": config.to_json(), "identity": identity}
+    (older / "run_config.json").write_text(json.dumps(written))
+    argv = ["-m", "finetune.train", "--config", str(uninterrupted / "train.yaml")]
+    proc = run_python([*argv, "--output-dir", str(older)])
+    assert proc.returncode == 0 and "already holds the finished run" in proc.stdout, proc.stderr
+
+
 def test_config_errors_are_one_clear_sentence(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("learning_rat: 1e-5\n")
