@@ -182,7 +182,7 @@ def _perturb(
         config.keyword_file,
     )
     datasets = datasets or load_datasets(config)
-    key = _perturbation_key(perturb_config, config, datasets)
+    key = _perturbation_key(perturb_config, config, datasets) if out is not None else ""
     if out is not None and _read_json(out / PERTURBATION_MARKER).get("key") == key:
         # A finished (or resumed) run's own variants: the ones its samples were made from.
         every = read_problems(out / "problems.jsonl")
