@@ -460,18 +460,19 @@ def test_a_wrong_answer_leaves_the_trusted_side_as_a_right_one_does(pool):
     assert_near(after_wrong, before)
 
 
-# Thirty wrong answers of a megabyte each, each asked for again in the message: what the
-# previous code kept of them (30 MB) stayed for the runs after it.
+# Forty wrong answers of a megabyte each, each asked for again in the message: what the
+# previous code kept of them stayed for the runs after it, and the 80 MB of replies pass the
+# run's budget (64 MiB under the pool's 512 MiB cap) before the last calls.
 SABOTAGE = _problem(
     "sabotage",
     "def check(candidate):\n"
-    + "".join(f"    assert candidate({i}) == 0, candidate({i})\n" for i in range(30)),
+    + "".join(f"    assert candidate({i}) == 0, candidate({i})\n" for i in range(40)),
 )
-# A correct sample with replies of 12 MB in all (the budget is 16 MiB under a 512 MiB cap).
+# A correct sample with replies of 48 MB in all, three quarters of the budget.
 LARGE = _problem(
     "large",
     "def check(candidate):\n"
-    + "".join(f"    assert candidate({i}) == 'y' * 4_000_000\n" for i in range(3)),
+    + "".join(f"    assert candidate({i}) == 'y' * 16_000_000\n" for i in range(3)),
 )
 
 
@@ -485,7 +486,7 @@ def test_a_sample_cannot_leave_anything_for_the_next(pool):
     assert outcome["status"] == "failed", outcome
     assert "too large for the tests' side" in outcome["result"], outcome
     assert_near(memory(pool), before)
-    outcome = judge(pool, body("return 'y' * 4_000_000"), LARGE, 5.0)
+    outcome = judge(pool, body("return 'y' * 16_000_000"), LARGE, 5.0)
     assert outcome["status"] == "passed", outcome
     assert_near(memory(pool), before)
 
@@ -498,28 +499,31 @@ VIOLATION = _problem(
 
 
 @pytest.mark.parametrize(
-    ("first", "reason"),
+    ("first", "second", "reason"),
     [
-        ("object()", "which cannot cross to the tests"),  # a reply that is not plain data
-        ("'x' * 20_000_000", "too large for the tests' side"),  # past the run's budget
+        # A reply that is not plain data.
+        ("object()", "1", "which cannot cross to the tests"),
+        # Two replies of 40 MB: the second passes the run's budget (64 MiB under a 512 MiB
+        # cap; one reply can be no larger than that).
+        ("'x' * 40_000_000", "'x' * 40_000_000", "too large for the tests' side"),
     ],
 )
-def test_a_violation_ends_the_run_as_a_normal_end_does(pool, first, reason):
+def test_a_violation_ends_the_run_as_a_normal_end_does(pool, first, second, reason):
     """The violation-path probe: the tests stopped reading at a protocol violation, which the
     candidate could tell from a normal end (its later replies no longer taken). Now the
     replies still owed are read and dropped: the run ends only once the candidate has
-    answered every call of the batch (the second takes it SLOW_SECOND), as after a wrong
+    answered every call of the batch (the last takes it SLOW_SECOND), as after a wrong
     answer."""
     completion = body(
-        f"import time\nif x == 0:\n    return {first}\nif x == 1:\n"
-        f"    time.sleep({SLOW_SECOND})\nreturn x"
+        f"import time\nif x == 0:\n    return {first}\nif x == 1:\n    return {second}\n"
+        f"time.sleep({SLOW_SECOND})\nreturn x"
     )
     outcome = judge(pool, completion, VIOLATION, 5.0)
     assert outcome["status"] == "failed" and reason in outcome["result"], outcome
     assert outcome["run_seconds"] >= SLOW_SECOND, outcome
     wrong = judge(
         pool,
-        body(f"import time\nif x == 1:\n    time.sleep({SLOW_SECOND})\nreturn -1"),
+        body(f"import time\nif x == 2:\n    time.sleep({SLOW_SECOND})\nreturn -1"),
         VIOLATION,
         5.0,
     )
