@@ -104,7 +104,7 @@ def main() -> int:
         _child(args.child, args.samples, args.tokens)
         return 0
 
-    from benchmarks.common.models import default_threads
+    from benchmarks.common.threads import default_threads
 
     counts = [TORCH, str(default_threads())]
     counts += [c for c in args.threads.split(",") if c and c not in counts]

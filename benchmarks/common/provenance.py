@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_text_atomic
+from benchmarks.common.threads import default_threads
 
 PACKAGES = (
     "boi",
@@ -160,7 +161,7 @@ def run_record(
     config: Any, inputs: Mapping[str, str | os.PathLike[str]] | None = None
 ) -> dict[str, Any]:
     """What describes a run: config and hash, input files with their sha256, package versions,
-    git revision, command, time. A file that records it whole writes `provenance_record`.
+    torch's thread count, git revision, command, time. A file that records it whole writes `provenance_record`.
     Input paths and the command's paths are `portable_path`s: no machine's absolute paths."""
     return {
         "config": config,
@@ -171,6 +172,9 @@ def run_record(
             if Path(path).is_file()
         },
         "versions": package_versions(),
+        # torch's threads in this process: the count can move a model's logits in their last
+        # digits, so a run says what it ran with (BOI_THREADS reproduces it).
+        "threads": default_threads(),
         "git": git_revision(),
         "command": portable_command(sys.argv),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
