@@ -127,6 +127,27 @@ def tiny_run(tmp_path_factory):
     return root
 
 
+@pytest.fixture(autouse=True)
+def _beside_the_model(request, monkeypatch):
+    """The analyses run where the run's model folder is found by the name its manifest keeps
+    (a manifest records a folder outside the working directory by its name only), as a user
+    who keeps runs and models in one project folder does."""
+    if "tiny_run" in request.fixturenames:
+        monkeypatch.chdir(request.getfixturevalue("tiny_run"))
+
+
+def test_a_model_folder_not_found_from_here_asks_for_model(tiny_run, tmp_path, monkeypatch, capsys):
+    run_dir = fresh_copy(tiny_run, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, ["analyze", "attention", str(run_dir)])
+    assert "local model folder named 'model'" in err and "--model" in err
+    outcome = analyze_attention(
+        AttentionConfig(run_dir=str(run_dir), model=str(tiny_run / "model"), limit=1),
+        log=lambda m: None,
+    )
+    assert outcome.computed == 3
+
+
 def fresh_copy(tiny_run, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(tiny_run / "run", run_dir)
