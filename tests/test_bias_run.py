@@ -139,3 +139,127 @@ def test_a_missing_classifier_is_refused_before_the_run_directory_is_claimed(
     err = capsys.readouterr().err
     assert "holds no classifier.json" in err and "Traceback" not in err
     assert not (tmp_path / "run").exists()
+
+
+def _modifiers(path, negative: str, positive: str):
+    path.write_text(
+        "types:\n"
+        f"  - {{name: neg, label: Neg, column: Neg, words: [{negative}]}}\n"
+        f"  - {{name: pos, label: Pos, column: Pos, words: [{positive}]}}\n"
+    )
+    return path
+
+
+def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
+    scripted, tmp_path, tiny_bias_classifier, monkeypatch
+):
+    """A suite file and pass@k data outside the working directory, which the manifest names by
+    their last part only: the run keeps copies of what its report and merge need, so its shards
+    merge, and `boi bias report` rebuilds, from another working directory holding same-named
+    decoys, into the unsharded run's files; no decoy is read. A copy that is not the recorded
+    file is refused, and a directory written before the copies still reports where its
+    manifest's paths lead, refused where they lead to another file."""
+    import shutil
+
+    from benchmarks.common.rundir import RunDir
+    from benchmarks.loaders import load_benchmark
+    from benchmarks.study import Shard, run_study
+    from bias.modifier_prompts import run as run_module
+    from bias.modifier_prompts import suite as suite_module
+    from bias.modifier_prompts.run import ModifierStudy, rebuild_report
+    from boi.studies import merge_runs
+
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    modifiers = _modifiers(inputs / "mods.yaml", "lonely", "superb")
+    problems = [
+        p
+        for p in load_benchmark("humaneval").problems
+        if p.task_id in ("HumanEval/0", "HumanEval/2")
+    ]
+    data = inputs / "he.jsonl"
+    data.write_text("".join(json.dumps(p.to_json()) + "\n" for p in problems))
+    passk = {"enabled": True, "limit": 2, "ks": [1], "decoding": {"temperature": 0.2, "n": 1}}
+
+    def config(out):
+        suite = {"modifiers": str(modifiers), "modifiers_per_type": 1}
+        suite["only_dimensions"] = ["ethnicity", "gender", "age"]
+        return _config(
+            out.parent, tiny_bias_classifier, out_dir=str(out), suite=suite,
+            passk={**passk, "data": str(data)}, sweep={},
+        )  # fmt: skip
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    whole = tmp_path / "whole" / "run"
+    run_bias(config(whole), log=lambda _: None)
+    shards = []
+    for index in range(2):
+        out = tmp_path / f"shard{index}" / "run"
+        run_study(ModifierStudy(config(out)), shard=Shard(index, 2), log=lambda _: None)
+        shards.append(out)
+    manifest = json.loads((whole / "manifest.json").read_text())
+    assert manifest["config"]["suite"]["modifiers"] == "mods.yaml"
+    assert manifest["inputs"]["suite.modifiers"]["path"] == "mods.yaml"
+    assert (whole / "inputs" / "modifiers.yaml").read_bytes() == modifiers.read_bytes()
+
+    # Elsewhere, same-named files that are other files: reading one would change the prompts
+    # (another modifier) or the pass@k rows' order (the problems reversed).
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    _modifiers(elsewhere / "mods.yaml", "angry", "stylish")
+    (elsewhere / "he.jsonl").write_text(
+        "".join(json.dumps(p.to_json()) + "\n" for p in reversed(problems))
+    )
+    read: list[str] = []
+    real_yaml, real_benchmark = suite_module.load_yaml, run_module.load_benchmark
+    monkeypatch.setattr(
+        suite_module, "load_yaml", lambda p, *a, **k: read.append(str(p)) or real_yaml(p, *a, **k)
+    )
+    monkeypatch.setattr(
+        run_module,
+        "load_benchmark",
+        lambda d, p=None, *a, **k: read.append(str(p)) or real_benchmark(d, p, *a, **k),
+    )
+    merged = merge_runs(tmp_path / "merged" / "run", shards, lambda _: None).out_dir
+    assert main(["bias", "report", str(merged)]) == 0
+    assert not [p for p in read if "elsewhere" in p or p in ("mods.yaml", "he.jsonl")], read
+    same = ["prompts.jsonl", "passk_problems.jsonl", "inputs/modifiers.yaml"]
+    same += [str(p.relative_to(whole)) for p in (whole / "completions").rglob("*.jsonl")]
+    same += [f"report/{n}" for n in ("cbs.md", "tables.md", "cbs.csv", "bias.json")]
+    for name in same:
+        assert (merged / name).read_bytes() == (whole / name).read_bytes(), name
+
+    def executed(run):  # the pass@k rows in order, without their timings
+        path = run / "passk" / "scripted_bias-embedded" / "results.jsonl"
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        return [(r["task_id"], r["sample_index"], r["status"]) for r in rows]
+
+    assert executed(merged) == executed(whole) == [("HumanEval/0", 0, "failed"), ("HumanEval/2", 0, "failed")]  # fmt: skip
+    ours = json.loads((merged / "manifest.json").read_text())
+    assert ours["inputs"] == manifest["inputs"] and tmp_path.name not in json.dumps(ours)
+
+    # A copy edited after the run: refused, in one sentence.
+    copy = merged / "inputs" / "modifiers.yaml"
+    copy.write_text(copy.read_text().replace("lonely", "angry"))
+    with pytest.raises(UserError, match=r"is not the suite file the run used"):
+        rebuild_report(merged)
+
+    # Written before runs kept their suite files: the manifest's paths as typed then still
+    # report; a path that leads to another file (the decoy here) is refused.
+    older = tmp_path / "older"
+    shutil.copytree(whole, older)
+    shutil.rmtree(older / "inputs")
+    recorded = json.loads((older / "manifest.json").read_text())
+    recorded["inputs"] = {k: v for k, v in recorded["inputs"].items() if not k.startswith("suite.")}
+    recorded["config"]["suite"]["modifiers"] = str(modifiers)
+    (older / "manifest.json").write_text(json.dumps(recorded))
+    rebuild_report(older)
+    assert (older / "report" / "cbs.md").read_bytes() == (whole / "report" / "cbs.md").read_bytes()
+    recorded["config"]["suite"]["modifiers"] = "mods.yaml"
+    (older / "manifest.json").write_text(json.dumps(recorded))
+    with pytest.raises(UserError, match=r"written before boi kept .* is another file"):
+        rebuild_report(older)
+    assert RunDir.open(older).completed

@@ -182,6 +182,7 @@ def merge_study(
     with stage("merge", log, run.timings, "boi merge"):
         for name in study.whole_run_files:
             if (first.path / name).is_file():
+                (out / name).parent.mkdir(parents=True, exist_ok=True)  # e.g. inputs/...
                 shutil.copyfile(first.path / name, out / name)
         generations: dict[str, dict[str, Any]] = {}
         for shard in shards:

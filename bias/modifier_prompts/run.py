@@ -9,7 +9,15 @@ holds another run, resumed when it holds this one):
     scores.jsonl           classifier probabilities, keyed by (classifier identity, code hash)
     completions/<model>/<setting>.jsonl   every completion with its scores and lexicon findings
     passk/<model>/results.jsonl           HumanEval samples executed in the sandbox (optional)
+    passk_problems.jsonl   the pass@k benchmark's task ids in its order (with pass@k)
+    inputs/modifiers.yaml, inputs/dimensions.yaml, inputs/templates.yaml
+                           the suite files the run used, byte for byte (`suite.PART` inputs)
     report/                tables (md/csv/json) and report.html
+
+The manifest names a file outside the working directory by its last part only, so `boi bias
+report` and `boi merge` never follow a recorded path: they read the suite from the run's own
+copies (checked against the sha256 the manifest's inputs record) and the pass@k order from
+passk_problems.jsonl.
 
 A rerun generates nothing and scores nothing it has already done: both caches are append-only
 logs keyed by content.
@@ -32,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from benchmarks.common.atomic import write_bytes_atomic
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
@@ -43,7 +52,7 @@ from benchmarks.common.provenance import (
     portable_config,
     portable_path,
 )
-from benchmarks.common.rundir import RunDir, path_slug
+from benchmarks.common.rundir import MANIFEST, RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
     BackendSpec,
@@ -73,7 +82,15 @@ from bias.metrics import is_biased
 from bias.modifier_prompts.classifier import CodeBiasClassifier, load_classifier
 from bias.modifier_prompts.lexicon import find_demographics
 from bias.modifier_prompts.report import BiasReportPaths, build_bias_report
-from bias.modifier_prompts.suite import BiasPrompt, Suite, SuiteConfig, load_suite
+from bias.modifier_prompts.suite import (
+    SUITE_PARTS,
+    BiasPrompt,
+    Suite,
+    SuiteConfig,
+    load_suite,
+    suite_paths,
+    with_suite_files,
+)
 
 GIVEN_SETTING = "completions file"
 """The setting label of completions read from a file (their decoding is not known)."""
@@ -81,6 +98,25 @@ PASSK_NOT_APPLICABLE = (
     "not applicable: the completions come from a file, and pass@k needs a model to generate "
     "the benchmark's samples"
 )
+
+
+# Why a run keeps copies: its manifest names a suite file or the pass@k data outside the working
+# directory by its last part only (no machine's path), so a report or merge that reloaded them
+# by that name would find nothing, or a same-named file where it runs. The run directory holds
+# what they need instead: each suite file byte for byte (a few kB of YAML; the report needs the
+# whole suite: lexicon, modifier types, templates), its sha256 the manifest's input
+# `suite.PART`; and of the pass@k benchmark only its task order (all the merge needs of it: a
+# dataset may be large, a folder, or a name only the machine that ran has). Whole-run files, so
+# every shard writes them and the merge checks and copies them like prompts.jsonl.
+SUITE_COPIES = {part: f"inputs/{part}.yaml" for part in SUITE_PARTS}
+"""Where a run keeps each suite file it used (relative to the run), by part."""
+PASSK_ORDER = "passk_problems.jsonl"
+"""The pass@k benchmark's task ids in the benchmark's order (a merge's row order)."""
+
+
+def _suite_input(part: str) -> str:
+    """The manifest's `inputs` name of a suite file."""
+    return f"suite.{part}"
 
 
 def _bias_decoding() -> DecodingConfig:
@@ -378,7 +414,11 @@ class ModifierStudy:
     With `completions`, the file's models are the models and its tasks the prompts."""
 
     command: ClassVar[str] = "boi bias run"
-    whole_run_files: ClassVar[tuple[str, ...]] = ("prompts.jsonl",)
+    whole_run_files: ClassVar[tuple[str, ...]] = (
+        "prompts.jsonl",
+        *SUITE_COPIES.values(),
+        PASSK_ORDER,
+    )
     split_files: ClassVar[tuple[str, ...]] = ("completions/*/*.jsonl", "passk/*/results.jsonl")
 
     def __init__(self, config: BiasRunConfig, recorded: Mapping[str, Any] | None = None) -> None:
@@ -426,6 +466,8 @@ class ModifierStudy:
 
         digest, work_digest = hashes(recorded)
         inputs = {"completions": self.config.completions} if sha256 is not None else {}
+        # The suite files by content (the run keeps copies of them, checked against these).
+        inputs |= {_suite_input(part): str(p) for part, p in suite_paths(self.config.suite).items()}
         return ClaimSpec(
             config=config_json,
             digest=digest,
@@ -477,9 +519,30 @@ class ModifierStudy:
             f"pass@k:{p.task_id}" for p in self._passk_problems
         ]
 
+    def _keep_inputs(self, run: RunDir) -> None:
+        """Copy the suite files into the run (`SUITE_COPIES`) and write the pass@k order
+        (`PASSK_ORDER`): what the report and a merge read instead of a recorded name."""
+        assert self.suite is not None
+        for part, path in suite_paths(self.config.suite).items():
+            data = path.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            loaded = self.suite.files[part].rsplit("sha256:", 1)[-1]
+            recorded = (run.inputs.get(_suite_input(part)) or {}).get("sha256")
+            if digest != recorded or not digest.startswith(loaded):
+                raise UserError(
+                    f"{path} changed while the run started (its sha256 is not the one "
+                    f"{run.path / MANIFEST} records); leave it unchanged and rerun the command."
+                )
+            write_bytes_atomic(run.path / SUITE_COPIES[part], data)
+        if self._passk_problems:
+            write_jsonl(
+                run.path / PASSK_ORDER, ({"task_id": p.task_id} for p in self._passk_problems)
+            )
+
     def execute(self, run: StudyRun) -> StudyOutcome:
         assert self.suite is not None and self.classifier is not None
         config, suite, out, log = self.config, self.suite, run.path, run.log
+        self._keep_inputs(run.dir)
         owned = run.owned(self._units())
         run.dir.update(classifier=self._classifier_record())
         cache = ScoreCache(out / "scores.jsonl", self.classifier)
@@ -653,7 +716,14 @@ class ModifierStudy:
         order, then sample (a completions-file run has no seed); pass@k rows by the
         benchmark's problem order, then sample."""
         if relative.startswith("passk"):
-            place = {p.task_id: i for i, p in enumerate(_passk_problems(self.config.passk))}
+            order = out / PASSK_ORDER
+            ids = (
+                [str(obj["task_id"]) for _, obj in iter_jsonl(order)]
+                if order.is_file()
+                # Shards written before the order was kept: the benchmark as configured.
+                else [p.task_id for p in _passk_problems(self.config.passk)]
+            )
+            place = {task_id: i for i, task_id in enumerate(ids)}
             return lambda row: (place[row["task_id"]], int(row["sample_index"]))
         position = {
             obj["prompt_id"]: i for i, (_, obj) in enumerate(iter_jsonl(out / "prompts.jsonl"))
@@ -759,8 +829,47 @@ def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     if config.completions is not None:
         passk = _passk_not_applicable(config, dict.fromkeys(r["model"] for r in rows))
     return _report(
-        config, rows, load_suite(config.suite), root, passk, run.manifest.get("classifier")
+        config, rows, run_suite(run, config.suite), root, passk, run.manifest.get("classifier")
     )
+
+
+def run_suite(run: RunDir, config: SuiteConfig) -> Suite:
+    """The suite a run used, from its own copies of the suite files (`SUITE_COPIES`), each
+    checked against the sha256 its manifest records; never from a file a recorded name finds
+    where this runs. A directory written before boi kept copies reads the files its config
+    names (as typed then), refused when one is not the file the run recorded."""
+    if any(_suite_input(part) in run.inputs for part in SUITE_PARTS):
+        copies = {part: run.path / relative for part, relative in SUITE_COPIES.items()}
+        for part, copy in copies.items():
+            recorded = (run.inputs.get(_suite_input(part)) or {}).get("sha256")
+            if not copy.is_file():
+                raise UserError(
+                    f"{copy} is missing: the run keeps the suite file it used there; copy the "
+                    "run directory whole, or rerun it."
+                )
+            if file_sha256(copy) != recorded:
+                raise UserError(
+                    f"{copy} is not the suite file the run used (its sha256 differs from the "
+                    f"one {run.path / MANIFEST} records); restore it from a copy of the run, "
+                    "or rerun it."
+                )
+        return load_suite(with_suite_files(config, copies))
+    named = {"modifiers": config.modifiers, "dimensions": config.dimensions}
+    named["templates"] = config.template_file
+    recorded_files = run.manifest.get("suite_files") or {}
+    for part, path in suite_paths(config).items():
+        entry = recorded_files.get(part) if isinstance(recorded_files, dict) else None
+        if named[part] is None or not isinstance(entry, str) or "sha256:" not in entry:
+            continue  # the packaged file, or no digest recorded: read as before
+        digest = entry.rsplit("sha256:", 1)[-1]
+        if not path.is_file() or not file_sha256(path).startswith(digest):
+            state = "is not here" if not path.is_file() else "is another file (sha256 differs)"
+            raise UserError(
+                f"{run.path} was written before boi kept a run's suite files in it, and the "
+                f"{part} file its manifest names, {path}, {state}; run boi bias report where "
+                "the run was started, or rerun the run."
+            )
+    return load_suite(config)
 
 
 def _report_settings(config: BiasRunConfig) -> list[str]:

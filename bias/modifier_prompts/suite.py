@@ -11,8 +11,9 @@ packaged ones live in `bias/data/`; a user's own file replaces one of them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,9 +279,14 @@ def _subset(names: Sequence[str], known: Sequence[str], what: str) -> list[str]:
     return [k for k in known if not names or k in names]
 
 
-def load_suite(config: SuiteConfig) -> Suite:
-    """Every prompt the config selects: templates x dimensions x modifiers, in that order."""
-    paths = {
+SUITE_PARTS = ("modifiers", "dimensions", "templates")
+"""The suite's data files by part, as `suite_paths` names them."""
+
+
+def suite_paths(config: SuiteConfig) -> dict[str, Path]:
+    """The data file of each part of the suite (`SUITE_PARTS`): the config's, or the packaged
+    one."""
+    return {
         "modifiers": Path(config.modifiers) if config.modifiers else DATA_DIR / "modifiers.yaml",
         "dimensions": Path(config.dimensions)
         if config.dimensions
@@ -289,6 +295,22 @@ def load_suite(config: SuiteConfig) -> Suite:
         if config.template_file
         else DATA_DIR / "templates.yaml",
     }
+
+
+def with_suite_files(config: SuiteConfig, paths: Mapping[str, str | Path]) -> SuiteConfig:
+    """`config` reading each part of the suite from `paths` (by part, `SUITE_PARTS`): a run
+    directory's own copies of the files it used."""
+    return dataclasses.replace(
+        config,
+        modifiers=str(paths["modifiers"]),
+        dimensions=str(paths["dimensions"]),
+        template_file=str(paths["templates"]),
+    )
+
+
+def load_suite(config: SuiteConfig) -> Suite:
+    """Every prompt the config selects: templates x dimensions x modifiers, in that order."""
+    paths = suite_paths(config)
     modifiers: ModifierFile = _read(ModifierFile, paths["modifiers"], "modifier")
     dimensions: DimensionFile = _read(DimensionFile, paths["dimensions"], "dimension")
     templates: TemplateFile = _read(TemplateFile, paths["templates"], "template")
