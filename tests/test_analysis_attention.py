@@ -140,7 +140,7 @@ def test_a_model_folder_not_found_from_here_asks_for_model(tiny_run, tmp_path, m
     run_dir = fresh_copy(tiny_run, tmp_path)
     monkeypatch.chdir(tmp_path)
     err = one_line_error(capsys, ["analyze", "attention", str(run_dir)])
-    assert "local model folder named 'model'" in err and "--model" in err
+    assert "local model folder recorded as 'model'" in err and "--model" in err
     outcome = analyze_attention(
         AttentionConfig(run_dir=str(run_dir), model=str(tiny_run / "model"), limit=1),
         log=lambda m: None,

@@ -463,7 +463,7 @@ class MinimalSearch:
         """The model's backend, loaded the first time a candidate needs it."""
         if model not in self._backends:
             spec = next(m for m in self.scope.config.models if m.label == model)
-            self._backends[model] = load_backend(spec)
+            self._backends[model] = load_backend(self.scope.run.loadable(spec))
         return self._backends[model]
 
     def searches(self) -> list[Search]:
