@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -467,7 +468,10 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
     folder = tmp_path / "exp" / "self-detection"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["study"] == "boi bias experiment self-detection" and manifest["completed"]
-    assert manifest["config"]["test_dir"] == str(tmp_path / "exp" / "test")
+    # The test run relative to this run (both in the experiment's folder): no machine's path.
+    assert manifest["config"]["test_dir"] == os.path.join("..", "test")
+    assert manifest["test_run"]["out_dir"] == os.path.join("..", "test")
+    assert str(tmp_path) not in (folder / "manifest.json").read_text()
     asked = _questions()  # 4 compared replies (3 distinct codes) x 2 forms
     assert len(asked) == manifest["generation"]["generated"] == 6
     # A manifest spells out_dir portably (its name): the study of that record is at `folder`.
@@ -498,7 +502,10 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
     # Two shards, merged: the unsharded run's answers, byte for byte, and its tables.
     shards = [tmp_path / f"shard{i}" for i in range(2)]
     for index, path in enumerate(shards):
-        shard = SelfDetectionStudy(dataclasses.replace(study.config, out_dir=str(path)))
+        test_dir = os.path.relpath(tmp_path / "exp" / "test", path)  # from the shard's folder
+        shard = SelfDetectionStudy(
+            dataclasses.replace(study.config, out_dir=str(path), test_dir=test_dir)
+        )
         run_study(shard, shard=Shard(index, 2), log=lambda _: None)
     merged = merge_study(
         lambda _, c, recorded: SelfDetectionStudy.from_config(c, recorded),
@@ -508,6 +515,20 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
     )
     assert (tmp_path / "merged" / "answers.jsonl").read_bytes() == answers
     assert merged.table_markdown and merged.table_markdown in outcome.markdown
+    # The experiment's folder moved: the study rebuilt from its manifest finds the test run
+    # beside it (an absolute test_dir would name the folder that is gone), and resumes.
+    moved = tmp_path / "moved" / "exp"
+    moved.parent.mkdir()
+    (tmp_path / "exp").rename(moved)
+    recorded = json.loads((moved / "self-detection" / "manifest.json").read_text())
+    rebuilt = SelfDetectionStudy.from_config(
+        {**recorded["config"], "out_dir": str(moved / "self-detection")}
+    )
+    calls = len(ScriptedExperiment.prompts)
+    again = run_study(rebuilt, log=lambda _: None)
+    assert (
+        len(ScriptedExperiment.prompts) == calls and again.table_markdown == merged.table_markdown
+    )
 
 
 def test_huang_prompt_phrasings_table(scripted, data, tmp_path):

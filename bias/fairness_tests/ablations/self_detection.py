@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -232,7 +233,9 @@ class SelfDetectionConfig:
 
     out_dir: str = "runs/bias-experiment/self-detection"
     test_dir: str = ""
-    """The finished `boi bias test` run whose round-0 replies are asked about."""
+    """The finished `boi bias test` run whose round-0 replies are asked about, relative to
+    `out_dir` (`test_path`): both live in the experiment's directory, so the record names no
+    machine's path and still leads to the test run when that directory is moved."""
     forms: tuple[str, ...] = QUESTIONS
     """The question forms (the ablation's axis)."""
     models: list[BackendSpec] = field(default_factory=list)
@@ -256,6 +259,13 @@ class SelfDetectionConfig:
         if len(self.seeds) != 1:
             raise UserError(f"self-detection asks once: give one seed, not {list(self.seeds)}.")
         DecodingConfig(temperature=self.temperature, max_new_tokens=self.max_new_tokens)
+
+    @property
+    def test_path(self) -> Path:
+        """The test run's directory: `test_dir` from `out_dir` (an absolute one, as an older
+        manifest recorded it, as it is). Joined by name, as `os.path.relpath` made it: the
+        `..` of `../test` must not need `out_dir` to exist yet."""
+        return Path(os.path.normpath(os.path.join(self.out_dir, self.test_dir)))
 
 
 def _attributes(summary: Mapping[str, Any]) -> list[str]:
@@ -295,7 +305,7 @@ class _TestRun:
         return Counter(str(r.get("status")) for r in self.rows if r.get("status") not in EXECUTABLE)
 
 
-def _read_test_run(test_dir: str) -> _TestRun:
+def _read_test_run(test_dir: Path) -> _TestRun:
     """A finished `boi bias test` run's round-0 verdicts, tasks and reported attributes."""
     run = RunDir.open(test_dir, what="boi bias test", hint="run the experiment again")
     if not run.completed:
@@ -317,8 +327,8 @@ def _read_test_run(test_dir: str) -> _TestRun:
     )
 
 
-def _test_finished(test_dir: str) -> bool:
-    recorded = read_marker(Path(test_dir))
+def _test_finished(test_dir: Path) -> bool:
+    recorded = read_marker(test_dir)
     return recorded is not None and bool(recorded.get("completed"))
 
 
@@ -347,7 +357,7 @@ class SelfDetectionStudy:
 
     def _tested(self) -> _TestRun:
         if self._test_run is None:
-            self._test_run = _read_test_run(self.config.test_dir)
+            self._test_run = _read_test_run(self.config.test_path)
         return self._test_run
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
@@ -496,7 +506,7 @@ class SelfDetectionStudy:
     def estimate(self, log: Callable[[str], None]) -> Estimate:
         """One generation per compared reply and question form (identical prompts once), none
         executed. Before the test run has run, an upper bound from its estimate."""
-        if not _test_finished(self.config.test_dir):
+        if not _test_finished(self.config.test_path):
             return self._estimate_before_test(log)
         config, tested = self.config, self._tested()
         counts = SampleCounts()
@@ -528,10 +538,10 @@ class SelfDetectionStudy:
         config = self.config
         test = self.test
         if test is None:
-            recorded = read_marker(Path(config.test_dir))
+            recorded = read_marker(config.test_path)
             if recorded is None or not isinstance(recorded.get("config"), dict):
                 raise UserError(
-                    f"{config.test_dir} holds no boi bias test run yet; run the experiment, or "
+                    f"{config.test_path} holds no boi bias test run yet; run the experiment, or "
                     "estimate it with boi bias experiment --dry-run."
                 )
             test = load_config(FairnessRunConfig, None, recorded["config"])
@@ -580,10 +590,12 @@ def self_detection_study(config: ExperimentConfig, test: FairnessRunConfig) -> S
     """The study of a `huang_self_detection` ablation whose test run is `test`: its question
     forms (the axis) and `detection` settings, in `OUT/self-detection`."""
     detection = config.detection
+    out_dir = Path(config.out_dir) / "self-detection"
     return SelfDetectionStudy(
         SelfDetectionConfig(
-            out_dir=str(Path(config.out_dir) / "self-detection"),
-            test_dir=test.out_dir,
+            out_dir=str(out_dir),
+            # Relative to the run directory (`SelfDetectionConfig.test_path`): `../test`.
+            test_dir=os.path.relpath(test.out_dir, out_dir),
             forms=tuple(str(form) for form in config.axis),
             models=list(test.models),
             seeds=(test.seeds[0],),
