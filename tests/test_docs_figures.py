@@ -366,3 +366,119 @@ def test_attention_demo_variant_count_is_the_bundled_configs(tmp_path):
     assert f"| attention per block, {variants} variants |" in _page(
         "docs/explanation/performance.md"
     )
+
+
+# --- the leak audit's tables ----------------------------------------------------------------
+
+# The audit-hints table's dataset cells, as `boi analyze leaks` arguments (None: the data file
+# comes from the fixture named, and the test skips without it).
+LEAK_ROWS = {
+    "HumanEval": ("humaneval", None),
+    "HumanEval+ v0.1.10": ("humanevalplus", None),
+    "MBPP (full, 974)": ("mbpp", "mbpp_path"),
+    "CodeContests (30-problem sample)": ("code_contests", "code_contests_path"),
+}
+# docs/results.md's names for the same rows
+RESULTS_LEAK_ROWS = {"HumanEval": "HumanEval", "HumanEval+ v0.1.10": "HumanEval+ v0.1.10"}
+RESULTS_LEAK_ROWS["MBPP (974)"] = "MBPP (full, 974)"
+
+
+def _table_rows(page: str, header_start: str) -> dict[str, list[str]]:
+    """The rows of the table on `page` whose header line starts with `header_start`, by first
+    cell."""
+    lines = _page(page).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(header_start)), None)
+    assert start is not None, f"{page}: the table {header_start!r} is gone"
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _count(cell: str) -> int:
+    return int(cell.replace(",", ""))
+
+
+def _share_on_page(cell: str, share: float) -> bool:
+    """`30.4%`, `0.37%`: the share, rounded to the page's own digits."""
+    found = re.fullmatch(r"(\d+(?:\.(\d+))?)%", cell)
+    assert found, f"not a share: {cell!r}"
+    return f"{share * 100:.{len(found.group(2) or '')}f}" == found.group(1)
+
+
+def _leak_audit(dataset: str, data: Path | None, out: Path, capsys) -> tuple[dict, list[dict]]:
+    """`boi analyze leaks --dataset NAME [--data FILE]` as the pages run it: the dataset's
+    summary and its problems' rows."""
+    import json
+
+    argv = ["analyze", "leaks", "--dataset", dataset, "--out", str(out)]
+    if data is not None:
+        argv += ["--data", str(data)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    problems = [
+        json.loads(line) for line in (out / "leaks.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    return summary["datasets"][dataset], problems
+
+
+@pytest.mark.parametrize("row", list(LEAK_ROWS))
+def test_leak_audit_tables_are_what_boi_analyze_leaks_gives(row, request, tmp_path, capsys):
+    """The audit-hints page's table of the shipped datasets and the results page's "How many
+    hidden tests the prompts give away", from the command they name (offline, in the sandbox:
+    5 s for HumanEval, 20 s for HumanEval+ and MBPP on the 2-core machine; MBPP and the
+    CodeContests sample skip without their files). The wall-time column is a timing, dated on
+    the page, not checked."""
+    dataset, fixture = LEAK_ROWS[row]
+    data = request.getfixturevalue(fixture) if fixture else None
+    got, problems = _leak_audit(dataset, data, tmp_path / "leaks", capsys)
+
+    cells = _table_rows("docs/how-to/audit-hints.md", "| dataset | problems | examples")[row]
+    problems_cell, examples, hidden, shown, leaking, mean_share, pooled, bugs = cells[:8]
+    page = "docs/how-to/audit-hints.md"
+    assert _count(problems_cell) == got["problems"], f"{page}: {row} problems"
+    assert examples == f"{got['examples']:,} ({got['examples_unparsed']})", f"{page}: {row}"
+    assert hidden == f"{got['hidden']:,} ({got['hidden_unparsed']})", f"{page}: {row}"
+    assert _count(shown) == got["shown_and_hidden"], f"{page}: {row} shown and hidden"
+    assert leaking == f"{got['problems_leaking']} / {got['problems_fully_shown']}", page
+    assert _share_on_page(mean_share, got["mean_leak_share"]), f"{page}: {row} {got}"
+    assert _share_on_page(pooled, got["pooled_leak_share"]), f"{page}: {row} {got}"
+    assert _count(bugs) == got["data_bugs"], f"{page}: {row} data bugs"
+
+    results = {v: k for k, v in RESULTS_LEAK_ROWS.items()}
+    if row in results:
+        page = "docs/results.md"
+        cells = _table_rows(page, "| dataset | problems | hidden tests |")[results[row]]
+        problems_cell, hidden, shown, leaking, mean_share, bugs = cells[:6]
+        assert _count(problems_cell) == got["problems"], f"{page}: {row}"
+        assert _count(hidden) == got["hidden"], f"{page}: {row} hidden tests"
+        assert _count(shown) == got["shown_and_hidden"], f"{page}: {row} shown"
+        assert _count(leaking) == got["problems_leaking"], f"{page}: {row} leaking"
+        assert _share_on_page(mean_share, got["mean_leak_share"]), f"{page}: {row} {got}"
+        buggy = sorted(int(p["task_id"].split("/")[1]) for p in problems if p["data_bug"])
+        assert re.match(rf"{len(buggy)}\b|the same {len(buggy)}\b", bugs), f"{page}: {row}"
+        if row == "HumanEval":
+            named = ", ".join(str(n) for n in buggy)
+            assert f"({dataset.replace('humaneval', 'HumanEval')}/{named})" in bugs, bugs
+
+    if row == "HumanEval":
+        # the prose beside both tables repeats the HumanEval row
+        counts = f"{got['shown_and_hidden']} of {got['hidden']:,}"
+        in_problems = f"{got['problems_leaking']} problems"
+        assert f"found {counts}\nhidden tests shown by value in {in_problems}" in _page(
+            "docs/how-to/audit-hints.md"
+        )
+        assert f"({counts} in {in_problems})" in _page("docs/results.md")
+    if row == "HumanEval+ v0.1.10":
+        # "computes the expected outputs of its 124,253 inputs": every packed input, read or not
+        total = got["hidden"] + got["hidden_unparsed"]
+        assert f"expected outputs of its\n  {total:,} inputs" in _page("docs/how-to/audit-hints.md")
+    if row == "MBPP (full, 974)":
+        leak_nothing = got["problems"] - got["problems_leaking"]
+        assert f"The {leak_nothing} problems that leak nothing" in _page(
+            "docs/how-to/audit-hints.md"
+        )
