@@ -482,3 +482,107 @@ def test_leak_audit_tables_are_what_boi_analyze_leaks_gives(row, request, tmp_pa
         assert f"The {leak_nothing} problems that leak nothing" in _page(
             "docs/how-to/audit-hints.md"
         )
+
+
+# --- the keyword page's quality table and means ---------------------------------------------
+
+KEYWORDS_PAGE = "docs/explanation/blocks-and-keywords.md"
+LABEL_DIR = REPO / "tests" / "data" / "keyword_labels"
+
+
+@pytest.fixture(scope="module")
+def keyword_embedder():
+    from perturb.keywords import KeywordConfig, sentence_transformer_embedder
+
+    return sentence_transformer_embedder(KeywordConfig().embedder)
+
+
+def _fraction_on_page(cell: str, value: float) -> bool:
+    """`0.79`, `1.000`: the value, rounded to the page's own digits."""
+    return f"{value:.{len(cell.split('.')[1])}f}" == cell
+
+
+@pytest.mark.embedded
+def test_keyword_quality_table_is_what_keyword_quality_py_gives(
+    keyword_embedder, mbpp_path, code_contests_path
+):
+    """The "after" column of the keyword page's before/after table, from the computation
+    `scripts/keyword_quality.py` runs (`--dev`; default labels; `--labels heldout.jsonl`), and
+    the problem counts of the calibration table (its P / R / F1 columns are dated history)."""
+    from perturb.keyword_quality import (
+        droppable_by_task,
+        labelled_problems,
+        scored_against_labels,
+        two_annotator_quality,
+    )
+    from perturb.keywords import KeywordConfig, analyze_keywords
+
+    data = {"mbpp": mbpp_path, "code_contests": code_contests_path}
+
+    def predicted(problems):
+        return droppable_by_task(analyze_keywords(problems, KeywordConfig(), keyword_embedder))
+
+    rows = _table_rows(KEYWORDS_PAGE, "| set | tuned on? |")
+    names = {"HumanEval": "humaneval", "MBPP": "mbpp", "CodeContests": "code_contests"}
+    problems, first = labelled_problems(LABEL_DIR / "dev_annotator_a.jsonl", data)
+    _, second = labelled_problems(LABEL_DIR / "dev_annotator_b.jsonl", data)
+    dev = two_annotator_quality(first, second, predicted(problems))
+    for name, dataset in (("HumanEval", "humaneval"), ("MBPP", "mbpp")):
+        s = dev.scores(dataset)
+        cell = rows[f"two annotators, {name} ({s.problems})"][-1]
+        want = f"{s.precision_vs_union:.3f} / {s.consensus_recall:.3f} ({s.predicted_words})"
+        assert cell == want, f"{KEYWORDS_PAGE}: two annotators, {name}: {cell} (today {want})"
+
+    calibration = _page(KEYWORDS_PAGE)
+    for label_set, file in (("development", "labels.jsonl"), ("held out", "heldout.jsonl")):
+        problems, labels = labelled_problems(LABEL_DIR / file, data)
+        quality = scored_against_labels(labels, predicted(problems))
+        title = "RULES.md development" if label_set == "development" else "RULES.md held out"
+        for row, cells in rows.items():
+            found = re.fullmatch(rf"\**{title}, (\w+) \((\d+)\)\**", row)
+            if not found:
+                continue
+            dataset = names.get(found.group(1))
+            s = quality.scores(dataset)
+            count = sum(1 for p in quality.problems if dataset is None or p.dataset == dataset)
+            assert int(found.group(2)) == count, f"{KEYWORDS_PAGE}: {row} has {count} problems"
+            after = re.fullmatch(
+                r"\**([\d.]+) / ([\d.]+)(?: \(F1 ([\d.]+)\))?\**", cells[-1]
+            ).groups()
+            assert _fraction_on_page(after[0], s.precision), f"{row}: {cells[-1]} ({s})"
+            assert _fraction_on_page(after[1], s.recall), f"{row}: {cells[-1]} ({s})"
+            assert after[2] is None or _fraction_on_page(after[2], s.f1), f"{row}: {s}"
+        for dataset in (*names, "all"):
+            count = sum(
+                1 for p in quality.problems if dataset == "all" or p.dataset == names[dataset]
+            )
+            cell = re.search(rf"^\| {label_set} \| {dataset} \| (\d+) \|", calibration, re.M)
+            assert cell, f"{KEYWORDS_PAGE}: the calibration table's {label_set} {dataset} row"
+            assert int(cell.group(1)) == count, f"{KEYWORDS_PAGE}: {label_set} {dataset}: {count}"
+
+
+@pytest.mark.embedded
+def test_mean_droppable_keywords_are_what_calibrate_keywords_gives(
+    keyword_embedder, humaneval, mbpp, code_contests
+):
+    """ "Mean droppable keywords with the defaults (`scripts/calibrate_keywords.py 0.45 0.6
+    30`)": the mean over each whole dataset, with the defaults (40 s on the 2-core machine)."""
+    import statistics
+
+    from perturb.blocks import split_blocks
+    from perturb.keywords import KeywordConfig, analyze_keywords
+
+    config = KeywordConfig()
+    assert (config.code_threshold, config.context_threshold, config.top_n) == (0.45, 0.6, 30)
+    found = re.search(
+        r"calibrate_keywords\.py 0\.45 0\.6 30`\):\nHumanEval ([\d.]+), MBPP ([\d.]+), "
+        r"CodeContests sample ([\d.]+) ",
+        _page(KEYWORDS_PAGE),
+    )
+    assert found, f"{KEYWORDS_PAGE}: the mean droppable keywords are gone"
+    for cell, loaded in zip(found.groups(), (humaneval, mbpp, code_contests), strict=True):
+        analyses = analyze_keywords(
+            [split_blocks(p) for p in loaded.problems], config, keyword_embedder
+        )
+        mean = statistics.mean(len(a.droppable) for a in analyses)
+        assert _fraction_on_page(cell, mean), f"{KEYWORDS_PAGE}: {cell}, today {mean:.3f}"
