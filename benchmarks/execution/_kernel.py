@@ -87,6 +87,15 @@ def malloc_trim() -> None:
     trim(0)
 
 
+def resident_bytes() -> int | None:
+    """This process's resident memory (/proc/self/statm), or None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def check(ret: int, what: str) -> None:
     if ret != 0:
         err = ctypes.get_errno()
