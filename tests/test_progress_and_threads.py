@@ -133,6 +133,11 @@ def test_default_threads_is_half_the_usable_cpus_or_the_environment(monkeypatch)
 def test_configure_threads_sets_torch(monkeypatch):
     import torch
 
+    from benchmarks.common import models
+
+    # The process's choice is put back with torch's count: a later load must not believe
+    # this test's count is still set.
+    monkeypatch.setattr(models, "_configured", None)
     before = torch.get_num_threads()
     try:
         assert configure_threads(1) == 1 and torch.get_num_threads() == 1

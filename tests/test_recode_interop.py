@@ -298,7 +298,7 @@ def test_cli_perturb_format_recode(tmp_path, stand_ins, capsys):
     # The folder's manifest for the dataset is its provenance (the shared shape) and file list.
     manifest = json.loads((out / "boi_recode_tiny.json").read_text())
     assert manifest["config"]["random_seeds"] == 2 and manifest["format_version"] >= 2
-    assert manifest["inputs"]["dataset"]["path"] == str(data) and len(manifest["files"]) == 3
+    assert manifest["inputs"]["dataset"]["path"] == data.name and len(manifest["files"]) == 3
     # The default format is still one JSONL of variants with lineage.
     assert main([*args, "--out", str(tmp_path / "variants.jsonl")]) == 0
     assert len(read_jsonl(tmp_path / "variants.jsonl")) == 3 + 3 + 3 * 2

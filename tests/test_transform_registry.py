@@ -106,10 +106,12 @@ def test_boi_perturb_picks_it_up(tmp_path, capsys):
     source, out = tmp_path / "one.jsonl", tmp_path / "out.jsonl"
     source.write_text(json.dumps(ONE_PROBLEM) + "\n")
     assert main(["perturb", "x", "--list"]) == 0
+    # The listing wraps its descriptions under the name column: read it back as words.
+    listing = " ".join(capsys.readouterr().out.split())
     assert (
-        f"add_note             Put a comment line `# note` above the prompt (a transformation the tests register). [note='{NOTE}']"
-        in capsys.readouterr().out.splitlines()
-    )
+        f"add_note Put a comment line `# note` above the prompt (a transformation the tests "
+        f"register). [note='{NOTE}']"
+    ) in listing
     argv = ["perturb", str(source), "--transforms", "original", "add_note", "anonymize"]
     argv += ["--param", "add_note.note=Think twice.", "--param", "anonymize.name=XYZ"]
     assert main([*argv, "--out", str(out)]) == 0
