@@ -23,7 +23,7 @@ lint: $(STAMP)
 
 # The site is built first, once: tests/test_docs_site.py measures that build in Chromium.
 test: lint docs
-	BOI_DOCS_SITE=$(CURDIR)/build/docs-site $(BIN)/python -m pytest -q
+	BOI_DOCS_SITE=$(CURDIR)/build/docs-site $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The documentation site, strict: a broken link, a missing page or a reference entry that no
 # longer matches the code fails. The reference pages are generated from the code as it builds.

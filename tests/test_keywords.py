@@ -1,4 +1,3 @@
-import statistics
 
 import pytest
 
@@ -128,25 +127,8 @@ def test_paper_figure_1_yields_exactly_list(embedded):
     assert decisions["list"].context_similarity == 1.0
 
 
-@pytest.mark.embedded
-def test_mean_droppable_keywords_per_dataset(embedded, humaneval, mbpp, code_contests):
-    means = {}
-    for name, loaded in (
-        ("humaneval", humaneval),
-        ("mbpp", mbpp),
-        ("code_contests", code_contests),
-    ):
-        analyses = analyze_keywords(
-            [split_blocks(p) for p in loaded.problems], KeywordConfig(), embedded
-        )
-        means[name] = statistics.mean(len(a.droppable) for a in analyses)
-    assert 3 <= means["humaneval"] <= 5, means
-    # MBPP descriptions have 4.5 distinct content words on average: see docs/explanation/blocks-and-keywords.md for why the
-    # paper's 4 is out of reach for any filter that filters; we pin what the defaults give.
-    assert 1.8 <= means["mbpp"] <= 3, means
-    # The paper's 9 for CodeContests counts story words too; the labelled set's annotator
-    # marks 4.6 per problem there (docs/explanation/blocks-and-keywords.md, "Keyword quality"), and the defaults keep fewer.
-    assert 2.5 <= means["code_contests"] <= 5, means
+# The mean droppable keywords per dataset are checked, exactly, against the keyword page's
+# figures by tests/test_docs_figures.py::test_mean_droppable_keywords_are_what_calibrate_keywords_gives.
 
 
 def test_type_keywords_are_code_and_always_considered():
@@ -208,29 +190,8 @@ def test_a_drop_that_opens_a_sentence_capitalises_the_next_word():
     assert '"""Sort Integers are kept."""' in text
 
 
-@pytest.mark.embedded
-def test_keyword_quality_on_the_labelled_sets(embedded, mbpp_path, code_contests_path):
-    """The defaults against the hand-labelled sets (tests/data/keyword_labels; docs/explanation/blocks-and-keywords.md, "Keyword
-    quality"): the development set they were calibrated on, and the held-out set labelled
-    after calibration by the same rules. A splitter change that moves a labelled text fails
-    here too (the labels carry its hash)."""
-    from pathlib import Path
-
-    from perturb.keyword_quality import keyword_quality, labelled_problems
-
-    labels = Path(__file__).parent / "data" / "keyword_labels"
-    data = {"mbpp": mbpp_path, "code_contests": code_contests_path}
-    scores = {}
-    for name in ("labels", "heldout"):
-        problems, rows = labelled_problems(labels / f"{name}.jsonl", data)
-        scores[name] = keyword_quality(problems, rows, KeywordConfig(), embedded).scores()
-    # Precision / F1 0.74 / 0.78 (development) and 0.66 / 0.75 (held out) before issue 44's
-    # rules (constraint words, parameter-only words, a phrase beside its word); 0.79 / 0.81 and
-    # 0.70 / 0.78 after, recall unchanged (0.84 / 0.86). The held-out set was never tuned on.
-    f1 = {name: round(s.f1, 3) for name, s in scores.items()}
-    precision = {name: round(s.precision, 3) for name, s in scores.items()}
-    assert f1["labels"] >= 0.80 and f1["heldout"] >= 0.77, f1
-    assert precision["labels"] >= 0.78 and precision["heldout"] >= 0.69, precision
+# The labelled sets' precision, recall and F1 (development and held out) are checked, exactly,
+# against the keyword page by tests/test_docs_figures.py::test_keyword_quality_table_is_what_keyword_quality_py_gives.
 
 
 @pytest.mark.embedded
