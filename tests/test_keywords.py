@@ -1,4 +1,3 @@
-
 import pytest
 
 from benchmarks.common.errors import UserError
