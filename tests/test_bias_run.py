@@ -150,6 +150,21 @@ def _modifiers(path, negative: str, positive: str):
     return path
 
 
+def _json_lines(data: bytes) -> list:
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _close(a: object, b: object) -> bool:
+    """Equal JSON data, floats to 1e-6 (relative)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-6)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
     scripted, tmp_path, tiny_bias_classifier, monkeypatch, request
 ):
@@ -237,7 +252,16 @@ def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
     same += [str(p.relative_to(whole)) for p in (whole / "completions").rglob("*.jsonl")]
     same += [f"report/{n}" for n in ("cbs.md", "tables.md", "cbs.csv", "bias.json")]
     for name in same:
-        assert (merged / name).read_bytes() == (whole / name).read_bytes(), name
+        first, second = (merged / name).read_bytes(), (whole / name).read_bytes()
+        if name.endswith((".jsonl", ".json")) and first != second:
+            # The classifier's probabilities may differ in their last digits between the
+            # whole run's batches and the shards' (seen in CI's whole suite, not alone; the
+            # byte-identical merge of bias runs is tests/test_study_driver.py's): equal
+            # otherwise, and to 1e-6.
+            parse = json.loads if name.endswith(".json") else _json_lines
+            assert _close(parse(first), parse(second)), name
+        else:
+            assert first == second, name
 
     def executed(run):  # the pass@k rows in order, without their timings
         path = run / "passk" / "scripted_bias-embedded" / "results.jsonl"
