@@ -909,10 +909,7 @@ class _ExampleReader:
     # -- doctest
 
     def _doctests(self) -> None:
-        lines = self.text.splitlines(keepends=True)
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line))
+        lines, starts = _lines_with_offsets(self.text)
         i = 0
         while i < len(lines):
             match = _DOCTEST.match(lines[i].rstrip("\n"))
@@ -1043,10 +1040,7 @@ class _ExampleReader:
         Assignments with no result after them are prose, not examples."""
         if not self.signature.known or not self.signature.params:
             return
-        lines = self.text.splitlines(keepends=True)
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line))
+        lines, starts = _lines_with_offsets(self.text)
         i = 0
         while i < len(lines):
             group: list[tuple[str, str]] = []
@@ -1380,3 +1374,12 @@ def _statement_examples(text: str, problem: Problem) -> Examples:
 def stdio_key(text: str) -> tuple[str, ...]:
     """A stdin text as its whitespace-separated tokens (how inputs of a contest meet)."""
     return tuple(text.split())
+
+
+def _lines_with_offsets(text: str) -> tuple[list[str], list[int]]:
+    """The text's lines (with their ends) and the offset each starts at, plus the text's end."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return lines, starts
