@@ -160,6 +160,12 @@ class Problem:
         return self.entry_point is None
 
     @property
+    def language(self) -> str:
+        """The programming language of the prompt and its tests (`benchmarks.languages`):
+        `metadata["language"]`, Python when a loader said nothing."""
+        return str(self.metadata.get("language") or "python")
+
+    @property
     def output_judge(self) -> OutputJudge:
         """How this stdin/stdout problem's output is judged (defaults when the loader said nothing)."""
         return OutputJudge.from_json(self.metadata.get("output_judge"))

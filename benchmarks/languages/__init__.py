@@ -1,0 +1,58 @@
+"""The programming languages `boi` reads, perturbs and judges: one module per language.
+
+A `Language` holds everything language-specific in one place: the facts the Blocks of
+Influence splitter, the keyword filter and the name anonymizer need (comment markers, naming
+convention, reserved words) and the `toolchain` the sandbox uses to build and run a program.
+A problem says its language in `Problem.language` (`metadata["language"]`, Python when absent).
+
+Adding a language is one module here that defines `LANGUAGE = Language(...)`, plus one line in
+`LANGUAGES` (or `LANGUAGES.register("rust", "benchmarks.languages.rust:LANGUAGE")` at run time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from benchmarks.common.registry import Registry
+
+__all__ = ["LANGUAGES", "Language", "Naming", "language_named"]
+
+# How a language spells a function's name: what recovers words from a name and what makes an
+# anonymous one must keep to it (`has_close_elements`, `hasCloseElements`, `HasCloseElements`).
+Naming = Literal["snake_case", "camelCase", "PascalCase"]
+
+
+@dataclass(frozen=True)
+class Language:
+    """One programming language: its syntax facts and how its programs are built and run."""
+
+    name: str  # the registry key and `Problem.language`: "cpp", "java", "javascript", "go"
+    display_name: str  # for people: "C++"
+    extension: str  # a source file's, with the dot
+    line_comment: str | None  # "//", "#"
+    block_comment: tuple[str, str] | None  # ("/*", "*/")
+    naming: Naming  # the entry points' convention in the benchmarks boi loads
+    reserved_words: frozenset[str]  # never taken for a keyword or renamed
+    # How the sandbox builds and runs a program (`benchmarks.execution`); None: judged as
+    # Python is, by the Python-specific path.
+    toolchain: Any = None
+
+
+# name -> "module:LANGUAGE", imported when first used.
+LANGUAGES: Registry[Language] = Registry(
+    "language",
+    {
+        "python": "benchmarks.languages.python:LANGUAGE",
+        "cpp": "benchmarks.languages.cpp:LANGUAGE",
+        "java": "benchmarks.languages.java:LANGUAGE",
+        "javascript": "benchmarks.languages.javascript:LANGUAGE",
+        "go": "benchmarks.languages.go:LANGUAGE",
+    },
+)
+
+
+def language_named(name: str) -> Language:
+    """The registered language `name` (a UserError with the choices otherwise)."""
+    language: Language = LANGUAGES.load(name)
+    return language

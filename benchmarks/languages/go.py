@@ -1,0 +1,20 @@
+"""Go (HumanEval-X's Go prompts: `//` lines before a `func`, in `package main`)."""
+
+from __future__ import annotations
+
+from benchmarks.languages import Language
+
+_RESERVED = """break case chan const continue default defer else fallthrough for func go goto if
+import interface map package range return select struct switch type var true false nil iota
+append cap close complex copy delete imag len make new panic print println real recover
+string int int64 float64 bool byte rune error main fmt math sort strings strconv"""
+
+LANGUAGE = Language(
+    name="go",
+    display_name="Go",
+    extension=".go",
+    line_comment="//",
+    block_comment=("/*", "*/"),
+    naming="PascalCase",
+    reserved_words=frozenset(_RESERVED.split()),
+)

@@ -1,0 +1,21 @@
+"""Java (HumanEval-X's Java prompts: a Javadoc before a method of `class Solution`)."""
+
+from __future__ import annotations
+
+from benchmarks.languages import Language
+
+_RESERVED = """abstract assert boolean break byte case catch char class const continue default do
+double else enum extends final finally float for goto if implements import instanceof int
+interface long native new package private protected public return short static strictfp super
+switch synchronized this throw throws transient try void volatile while true false null var
+record String List Map Set Arrays Collections Optional Integer Solution Main"""
+
+LANGUAGE = Language(
+    name="java",
+    display_name="Java",
+    extension=".java",
+    line_comment="//",
+    block_comment=("/*", "*/"),
+    naming="camelCase",
+    reserved_words=frozenset(_RESERVED.split()),
+)
