@@ -34,6 +34,12 @@ class Language:
     block_comment: tuple[str, str] | None  # ("/*", "*/")
     naming: Naming  # the entry points' convention in the benchmarks boi loads
     reserved_words: frozenset[str]  # never taken for a keyword or renamed
+    # Generation: where a completion-mode continuation of a prompt ends (the function's
+    # closing brace at its own indentation; the reply reader puts the closers back), the
+    # instruction a chat model gets, and the markdown fence tags its code may carry.
+    stop: tuple[str, ...] = ()
+    chat_instruction: str = ""
+    fence_tags: frozenset[str] = frozenset()
     # How the sandbox builds and runs a program (`benchmarks.execution`); None: judged as
     # Python is, by the Python-specific path.
     toolchain: Any = None

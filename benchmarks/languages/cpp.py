@@ -20,4 +20,10 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="snake_case",
     reserved_words=frozenset(_RESERVED.split()),
+    stop=("\n}", "\n```"),
+    chat_instruction=(
+        "Complete the following C++ function. Reply with the whole function, including "
+        "its signature, in one ```cpp code block."
+    ),
+    fence_tags=frozenset({"cpp", "c++", "cc", "cxx", "c"}),
 )

@@ -17,4 +17,10 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="PascalCase",
     reserved_words=frozenset(_RESERVED.split()),
+    stop=("\n}", "\n```"),
+    chat_instruction=(
+        "Complete the following Go function. Reply with the whole function, including "
+        "its signature, in one ```go code block."
+    ),
+    fence_tags=frozenset({"go", "golang"}),
 )

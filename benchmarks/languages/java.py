@@ -18,4 +18,10 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="camelCase",
     reserved_words=frozenset(_RESERVED.split()),
+    stop=("\n    }\n", "\n```"),
+    chat_instruction=(
+        "Complete the following Java function. Reply with the whole function, including "
+        "its signature, in one ```java code block."
+    ),
+    fence_tags=frozenset({"java"}),
 )

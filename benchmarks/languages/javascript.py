@@ -17,4 +17,10 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="camelCase",
     reserved_words=frozenset(_RESERVED.split()),
+    stop=("\n}", "\n```"),
+    chat_instruction=(
+        "Complete the following JavaScript function. Reply with the whole function, including "
+        "its signature, in one ```javascript code block."
+    ),
+    fence_tags=frozenset({"javascript", "js", "node", "jsx"}),
 )
