@@ -102,6 +102,21 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         "data/code_contests/code_contests_sample_train_short.jsonl",
     ),
     UpstreamDataset(
+        name="bigcodebench",
+        title="BigCodeBench, 1,140 tasks (Zhuo et al. 2025; the June 2024 annotation release)",
+        repo="bigcode-project/bigcodebench-annotation",
+        commit="a3b89850db670d7302571142b881e4f85eef18e3",
+        licence="Apache-2.0",
+        files=(
+            UpstreamFile(
+                "hf_data/BigCodeBench.jsonl.gz",
+                "BigCodeBench.jsonl.gz",
+                "58142744edaf6036387f8761701f1b353432b0ed33f2edec1de8a59e7431ef7a",
+            ),
+        ),
+        reads="boi run --dataset bigcodebench --data data/bigcodebench/BigCodeBench.jsonl.gz",
+    ),
+    UpstreamDataset(
         name="socialbias_bench",
         title="SocialBias-Bench, 343 tasks (Ling et al., Solar, AAAI 2025)",
         repo="janeeyre912/fairness_testing_code_generation",

@@ -46,12 +46,13 @@ def test_builtin_datasets_are_registered():
         "humanevalplus",
         "mbpp",
         "code_contests",
+        "bigcodebench",
         "recode_humaneval",
         "recode_mbpp",
     ]
     assert dataset_help() == (
-        "humaneval, humanevalplus, mbpp, code_contests, recode_humaneval, recode_mbpp, or a "
-        "HumanEval-format JSONL path"
+        "humaneval, humanevalplus, mbpp, code_contests, bigcodebench, recode_humaneval, "
+        "recode_mbpp, or a HumanEval-format JSONL path"
     )
 
 

@@ -36,6 +36,7 @@ DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
         "humanevalplus": "benchmarks.loaders.humanevalplus:load_humanevalplus",
         "mbpp": "benchmarks.loaders.mbpp:load_mbpp",
         "code_contests": "benchmarks.loaders.code_contests:load_code_contests",
+        "bigcodebench": "benchmarks.loaders.bigcodebench:load_bigcodebench",
         "recode_humaneval": "perturb.recode.interop:load_recode_humaneval",
         "recode_mbpp": "perturb.recode.interop:load_recode_mbpp",
     },
