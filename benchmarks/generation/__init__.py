@@ -32,6 +32,7 @@ from benchmarks.generation._decoding import (
     PROGRAM_STOP,
     DecodingConfig,
     for_kind,
+    for_language,
     sample_seed,
 )
 from benchmarks.generation._sampling import (
@@ -82,6 +83,7 @@ __all__ = [
     "SamplingTotals",
     "backend_class",
     "for_kind",
+    "for_language",
     "generate_samples",
     "check_models",
     "load_backend",

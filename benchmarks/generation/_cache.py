@@ -235,6 +235,7 @@ def generate_samples(
                 chat=decoding.chat,
                 stop=decoding.generation_stop,
                 helpers=decoding.keep_helpers,
+                language=decoding.language,
             )
             for text in texts
         ]

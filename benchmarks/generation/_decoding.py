@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.languages import language_named
 
 # Codex-style stops for HumanEval-format prompts: anything at column 0 after the body (a new
 # function, class, main guard, top-level print or comment) ends the completion.
@@ -83,6 +84,14 @@ class DecodingConfig:
             "chat replies are (false: HumanEval's convention, the completion ends there)"
         },
     )
+    language: str = field(
+        default="python",
+        metadata={
+            "help": "the programming language of the prompts (benchmarks.languages): the "
+            "chat message's code fence and how replies are read; a run sets it per prompt "
+            "group from the problems"
+        },
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -150,12 +159,17 @@ class DecodingConfig:
         }
         if self.keep_helpers:
             fields["keep_helpers"] = True
+        if self.language != "python":  # likewise: Python's keys stay those of older caches
+            fields["language"] = self.language
         return fields
 
     def to_json(self) -> dict[str, Any]:
+        # `language` only where it is not Python: the configs (and so the identities) of
+        # every run recorded before it existed stay as they were.
         return {
             f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
             for f in fields(self)
+            if f.name != "language" or self.language != "python"
         }
 
 
@@ -189,5 +203,20 @@ def sample_seed(seed: int, prompt_hash: str, index: int) -> int:
 
 
 def chat_message(prompt: str, decoding: DecodingConfig) -> str:
-    """The user message sent in chat mode: the instruction, then the prompt in a code block."""
-    return f"{decoding.chat_instruction}\n\n```python\n{prompt.rstrip()}\n```"
+    """The user message sent in chat mode: the instruction, then the prompt in a code block
+    tagged with its language."""
+    fence = "python" if decoding.language == "python" else language_named(decoding.language).name
+    return f"{decoding.chat_instruction}\n\n```{fence}\n{prompt.rstrip()}\n```"
+
+
+def for_language(decoding: DecodingConfig, language: str) -> DecodingConfig:
+    """`decoding` for function prompts in `language` (`benchmarks.languages`): that language's
+    stops and chat instruction where the user left HumanEval's (Python's) defaults, and its
+    name, which decides the chat message's fence and how replies are read."""
+    if language == "python":
+        return decoding
+    spoken = language_named(language)
+    return replace(
+        for_kind(decoding, spoken.stop, spoken.chat_instruction or decoding.chat_instruction),
+        language=language,
+    )

@@ -72,6 +72,9 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from benchmarks.generation import _braces
+from benchmarks.languages import language_named
+
 EXTRACTED = "extracted"
 TRUNCATED = "truncated"
 NO_METHOD = "no_method"  # method and function tasks
@@ -1717,7 +1720,13 @@ def _read_program(blocks: Sequence[_Block], where: str, text: str) -> ReplyReadi
 
 
 def read_completion_reply(
-    reply: str, prompt: str, *, chat: bool, stop: Sequence[str] = (), helpers: bool = False
+    reply: str,
+    prompt: str,
+    *,
+    chat: bool,
+    stop: Sequence[str] = (),
+    helpers: bool = False,
+    language: str = "python",
 ) -> ReplyReading:
     """A model's output for a HumanEval-format prompt read into the completion to test.
 
@@ -1727,7 +1736,17 @@ def read_completion_reply(
     `chat=True`: the prompt's function in the reply (any shape the module docstring lists), its
     body continuing the prompt and what it needs after it; for a prompt that defines no
     function (a stdin/stdout statement), the reply's whole program.
+
+    A prompt in another `language` than Python is read by `_braces` (the function's body up to
+    the braces the prompt left open); `helpers` does not apply there.
     """
+    if language != "python":
+        brace = (
+            _braces.read_chat(reply, prompt, language_named(language))
+            if chat
+            else _braces.read_continuation(reply, prompt)
+        )
+        return ReplyReading(brace.status, brace.completion, brace.shape, brace.reason)
     if not chat:
         continued = truncate_at_stop(reply, stop)
         if helpers:

@@ -28,6 +28,7 @@ from benchmarks.generation import (
     backend_class,
     check_models,
     for_kind,
+    for_language,
     sample_prompts,
     unread_replies_warning,
 )
@@ -302,14 +303,21 @@ def prompt_groups(variants: Sequence[Problem], decoding: DecodingConfig) -> list
     """The record decides how a prompt is completed: a function body (HumanEval's stops and
     instruction) or a whole stdin/stdout program (no stops but the model's end, a program
     instruction); each kind is generated with its own decoding."""
-    functions = {v.task_id: v.prompt for v in variants if not v.is_stdio}
+    functions = {v.task_id: v.prompt for v in variants if not v.is_stdio and v.language == "python"}
     programs = {v.task_id: v.prompt for v in variants if v.is_stdio}
-    return [
+    groups = [
         PromptGroup(functions, decoding, "functions"),
         PromptGroup(
             programs, for_kind(decoding, PROGRAM_STOP, PROGRAM_CHAT_INSTRUCTION), "programs"
         ),
     ]
+    # Functions in other languages: each language's stops, instruction and reply reading.
+    for language in sorted({v.language for v in variants if not v.is_stdio} - {"python"}):
+        prompts = {
+            v.task_id: v.prompt for v in variants if not v.is_stdio and v.language == language
+        }
+        groups.append(PromptGroup(prompts, for_language(decoding, language), language))
+    return groups
 
 
 def _sample_setting(
