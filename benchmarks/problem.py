@@ -22,8 +22,18 @@ from benchmarks.common.jsonl import iter_jsonl, require_fields, write_jsonl
 
 # Block kinds, in the order they appear in a prompt. Function-style problems (HumanEval, MBPP)
 # use prefix/name/description/examples/suffix; CodeContests statements use
-# prefix/description/io_spec/examples/notes/suffix (`description` is the statement proper).
-BLOCK_KINDS = ("prefix", "name", "description", "io_spec", "examples", "notes", "suffix")
+# prefix/description/io_spec/examples/notes/suffix (`description` is the statement proper);
+# BigCodeBench's docstrings add `requirements` (the libraries to use, a hint of its own).
+BLOCK_KINDS = (
+    "prefix",
+    "name",
+    "description",
+    "io_spec",
+    "requirements",
+    "examples",
+    "notes",
+    "suffix",
+)
 
 
 def freeze(value: Any) -> Any:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from benchmarks.problem import Block, Problem
+from perturb.docstring_sections import section_cuts
 
 CC_HEADER = re.compile(r"^(Input|Output|Examples?|Notes?|Interaction)\s*:?\s*$")
 
@@ -223,6 +224,13 @@ def split_statement_prompt(prompt: str) -> Split:
 
 def split_blocks(problem: Problem) -> Problem:
     """The problem with `blocks` and `absent_blocks` filled in; raises SplitError."""
+    if problem.benchmark == "bigcodebench":  # its docstrings' sections (docstring_sections)
+        split = split_function_prompt(problem.prompt)
+        try:
+            cuts, absent = section_cuts(problem.prompt, split.blocks, split.absent)
+        except ValueError as err:
+            raise SplitError(str(err)) from None
+        return problem.replace(blocks=_cut(problem.prompt, cuts), absent_blocks=absent)
     split = (
         split_statement_prompt(problem.prompt)
         if problem.is_stdio
