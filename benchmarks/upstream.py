@@ -171,6 +171,58 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         ),
         reads="boi bias train-classifier --data data/code_bias_classifier",
     ),
+    UpstreamDataset(
+        name="humaneval-x",
+        title="HumanEval-X, HumanEval's 164 problems in C++, Java, JavaScript and Go (plus its "
+        "Python and Rust files, and the Go module with the vendored testify its tests import)",
+        repo="THUDM/CodeGeeX",
+        commit="2838420b7b4492cf3d16bce5320e26e65960c9e2",
+        licence="Apache-2.0",
+        files=tuple(
+            UpstreamFile(f"codegeex/benchmark/humaneval-x/{path}", path.rpartition("data/")[2], sha)
+            for path, sha in (
+                (
+                    "cpp/data/humaneval_cpp.jsonl.gz",
+                    "dcf2e280a1e91bbc3c5f90edb41397e8a9ac1ccc9f5d2b70082f0b0fbfb6dbb0",
+                ),
+                (
+                    "go/data/humaneval_go.jsonl.gz",
+                    "09126ef64ac68f87296c5f3781186aedc5dec799b114d9df99d6de4a715a7830",
+                ),
+                (
+                    "java/data/humaneval_java.jsonl.gz",
+                    "276f36db2eb7aeb864f36a19a2f4e1bb2460fb6e22ff100f0b5bedabe3799967",
+                ),
+                (
+                    "js/data/humaneval_js.jsonl.gz",
+                    "fe5d467f2c1a027b3f6f18d3729aca01f6458c1de2e2d1292a019c5aa9bed424",
+                ),
+                (
+                    "python/data/humaneval_python.jsonl.gz",
+                    "5752fb122efddb0e9b47c77907ae6ce9a15aac4dea14e44c46032c831e6b987a",
+                ),
+                (
+                    "rust/data/humaneval_rust.jsonl.gz",
+                    "ae5cabbbfc8fe25244a608b04f09ac3b324c645ac969dfc033756c12f0f9924c",
+                ),
+            )
+        )
+        + tuple(
+            # Go's tests import testify: its vendored copy builds them without a module proxy.
+            UpstreamFile(
+                f"codegeex/benchmark/humaneval-x/go/evaluation/{name}", f"go-evaluation/{name}", sha
+            )
+            for name, sha in (
+                ("go.mod", "cea5dade02a8e4daa766c97f84b5c51f2ab921681908f03b1a833b2035b9347b"),
+                ("go.sum", "40565af0c7bc9299286ac5e13c801b6b984d21c7401f09a09fff8ce1849e4dc7"),
+                (
+                    "vendor.tar.gz",
+                    "46dcd59eb54c4eb2ee36e9dbd64be55628e3e19b1a8e87c3b1f74700a81ccfd5",
+                ),
+            )
+        ),
+        reads="boi run --dataset humaneval-x-cpp --data data/humaneval-x (or -java, -js, -go)",
+    ),
 )
 
 NAMES = tuple(d.name for d in UPSTREAM_DATA)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from benchmarks.common.registry import Registry
+from benchmarks.languages.toolchain import Build, Toolchain
 
-__all__ = ["LANGUAGES", "Language", "Naming", "language_named"]
+__all__ = ["LANGUAGES", "Build", "Language", "Naming", "Toolchain", "language_named"]
 
 # How a language spells a function's name: what recovers words from a name and what makes an
 # anonymous one must keep to it (`has_close_elements`, `hasCloseElements`, `HasCloseElements`).
@@ -34,6 +35,13 @@ class Language:
     block_comment: tuple[str, str] | None  # ("/*", "*/")
     naming: Naming  # the entry points' convention in the benchmarks boi loads
     reserved_words: frozenset[str]  # never taken for a keyword or renamed
+    # What `benchmarks.languages.source` reads source text with (the Blocks of Influence
+    # splitter, the anonymizer, the keyword filter): the quotes that open a string literal, a
+    # pattern (re.MULTILINE) whose group `name` is a function's name where it is defined, and
+    # whether a parameter's name comes first (`numbers []float64`) or last (`float x`).
+    string_quotes: str = "\"'"
+    function_definition: str = ""
+    parameter_name: Literal["first", "last"] = "last"
     # Generation: where a completion-mode continuation of a prompt ends (the function's
     # closing brace at its own indentation; the reply reader puts the closers back), the
     # instruction a chat model gets, and the markdown fence tags its code may carry.
@@ -42,7 +50,7 @@ class Language:
     fence_tags: frozenset[str] = frozenset()
     # How the sandbox builds and runs a program (`benchmarks.execution`); None: judged as
     # Python is, by the Python-specific path.
-    toolchain: Any = None
+    toolchain: Toolchain | None = None
 
 
 # name -> "module:LANGUAGE", imported when first used.

@@ -17,6 +17,10 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="PascalCase",
     reserved_words=frozenset(_RESERVED.split()),
+    string_quotes="\"'`",
+    # `func Name(` (a method's receiver before the name allowed).
+    function_definition=r"^func[ \t]+(?:\([^)\n]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)[ \t]*[\[(]",
+    parameter_name="first",
     stop=("\n}", "\n```"),
     chat_instruction=(
         "Complete the following Go function. Reply with the whole function, including "

@@ -18,6 +18,11 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="camelCase",
     reserved_words=frozenset(_RESERVED.split()),
+    # A method: modifiers and a return type, the name, its parameters and the opening brace.
+    function_definition=(
+        r"^[ \t]*[A-Za-z_][\w<>,.?& \t\[\]]*[ \t>\]](?P<name>[A-Za-z_]\w*)[ \t]*"
+        r"\([^;{}]*\)[ \t]*(?:throws[ \t]+[\w., \t]+)?\s*\{"
+    ),
     stop=("\n    }\n", "\n```"),
     chat_instruction=(
         "Complete the following Java function. Reply with the whole function, including "

@@ -17,6 +17,14 @@ LANGUAGE = Language(
     block_comment=("/*", "*/"),
     naming="camelCase",
     reserved_words=frozenset(_RESERVED.split()),
+    string_quotes="\"'`",
+    # `const name = (...) =>`, `const name = function`, `function name(`.
+    function_definition=(
+        r"^[ \t]*(?:export[ \t]+)?(?:(?:async[ \t]+)?function[ \t]*\*?[ \t]*|(?:const|let|var)[ \t]+)"
+        r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:\(|=[ \t]*(?:async[ \t]*)?"
+        r"(?:function\b|\([^()]*\)[ \t]*=>|[A-Za-z_$][\w$]*[ \t]*=>))"
+    ),
+    parameter_name="first",
     stop=("\n}", "\n```"),
     chat_instruction=(
         "Complete the following JavaScript function. Reply with the whole function, including "

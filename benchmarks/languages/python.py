@@ -14,4 +14,5 @@ LANGUAGE = Language(
     block_comment=None,
     naming="snake_case",
     reserved_words=frozenset(keyword.kwlist + keyword.softkwlist),
+    function_definition=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)",
 )
