@@ -23,6 +23,8 @@ from benchmarks.execution import _wire
 from benchmarks.execution._cgroups import Cgroups, pid_alive
 from benchmarks.execution._config import ExecutionConfig
 from benchmarks.execution._status import Status
+from benchmarks.languages import Toolchain, language_named
+from benchmarks.problem import Problem
 
 # The worker runs as a script (`python -I`), never imported here: of its modules the harness
 # imports only `_wire`, the messages both sides exchange.
@@ -251,6 +253,60 @@ def probe_jobs() -> list[dict[str, Any]]:
     ]
 
 
+def _toolchain_of(language: str) -> Toolchain:
+    toolchain = language_named(language).toolchain
+    if toolchain is None:
+        raise ValueError(f"{language} has no toolchain")
+    return toolchain
+
+
+def problem_toolchain(problem: Problem) -> Toolchain | None:
+    """The toolchain that builds `problem`'s programs (None for Python, and for a language
+    without one)."""
+    if problem.language == "python":
+        return None
+    return language_named(problem.language).toolchain
+
+
+def build_job(
+    problem: Problem, completion: str, timeout: float, compile_timeout: float
+) -> dict[str, Any]:
+    """A build job (mode "build", `_builder.py`): the toolchain's files and steps for this
+    sample, with an end marker of its own (random: the program cannot print it by chance, and
+    it is not the sandbox's verdict token). `timeout` is the run's."""
+    toolchain = problem_toolchain(problem)
+    if toolchain is None:
+        raise ValueError(f"{problem.language} has no toolchain")
+    marker = f"boi-end-{secrets.token_hex(16)}"
+    build = toolchain.assemble(problem, completion, marker)
+    return {
+        "mode": "build",
+        "toolchain": problem.language,
+        "files": dict(build.files),
+        "compile": [list(step) for step in build.compile],
+        "run": list(build.run),
+        "env": dict(build.env),
+        "end_marker": marker,
+        "assert_failure": toolchain.assert_failure,
+        "compile_timeout": compile_timeout,
+        "timeout": timeout,
+    }
+
+
+def build_probe_job(language: str) -> dict[str, Any]:
+    """The known-good program of `language`'s toolchain (`Toolchain.probe`), as a build job."""
+    prompt, completion, test = _toolchain_of(language).probe
+    problem = Problem(
+        task_id=f"probe/{language}",
+        benchmark="probe",
+        prompt=prompt,
+        entry_point="add",
+        test=test,
+        metadata={"language": language},
+    )
+    return build_job(problem, completion, 60.0, 120.0)
+
+
 # ---- the worker pool --------------------------------------------------------------------------
 
 
@@ -288,6 +344,11 @@ class _Worker:
             "scratch_inodes": config.scratch_inodes,
             "hide": list(HIDDEN_DIRS),
             "cgroup_procs": pool.cgroups.procs_files(self.index),
+            # What each toolchain's build jobs may read beyond the default set (Landlock).
+            "toolchains": {
+                language: {"read": list(_toolchain_of(language).read_paths)}
+                for language in pool.languages
+            },
             "preload": list(config.preload),
             "max_output_mb": config.max_output_mb,
             "limits": {
@@ -366,8 +427,11 @@ class _Worker:
 class WorkerPool:
     """N zygote workers; `map` runs jobs on them and yields (index, outcome) as they finish."""
 
-    def __init__(self, config: ExecutionConfig) -> None:
+    def __init__(self, config: ExecutionConfig, languages: Iterable[str] = ()) -> None:
         self.config = config
+        # Languages other than Python this pool builds (job mode "build"): each worker
+        # prepares their Landlock rulesets and proves each toolchain on a known-good program.
+        self.languages = tuple(sorted(set(languages) - {"python"}))
         self.size = config.resolved_workers()
         self.uid_slot = secrets.randbelow(1 << 30)
         _remove_stale_scratch()
@@ -403,8 +467,11 @@ class WorkerPool:
 
     def _prove(self, worker: _Worker) -> None:
         """Run the known-good probes on `worker`; refuse, in one sentence, if one fails."""
-        for job in probe_jobs():
-            job = {**job, "id": -1, "timeout": max(10.0, self.config.timeout)}
+        jobs = [{**job, "timeout": max(10.0, self.config.timeout)} for job in probe_jobs()] + [
+            build_probe_job(language) for language in self.languages
+        ]
+        for job in jobs:
+            job = {**job, "id": -1}
             try:
                 outcome = worker.run(job, self.config.startup_timeout)
             except WorkerDied as err:
@@ -412,7 +479,8 @@ class WorkerPool:
             if outcome.get("status") != Status.PASSED.value:
                 raise UserError(
                     f"refusing to run: the sandbox ({self.isolation.level}) cannot run a "
-                    f"known-good {job['mode']} program here ({outcome.get('result')}); every "
+                    f"known-good {job.get('toolchain') or job['mode']} program here "
+                    f"({outcome.get('result')}); every "
                     "sample would fail (run with --debug to see the workers' errors)."
                 )
 

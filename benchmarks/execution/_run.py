@@ -20,9 +20,10 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, JsonlLine, report_bad_lines, scan_jsonl
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
-from benchmarks.execution._pool import WorkerPool, calibrate_speed
+from benchmarks.execution._pool import WorkerPool, build_job, calibrate_speed, problem_toolchain
 from benchmarks.execution._status import Status, result_status
 from benchmarks.generation.replies import read_completion_reply
+from benchmarks.languages import language_named
 from benchmarks.passk import pass_at_k_summary
 from benchmarks.problem import Problem
 
@@ -33,6 +34,9 @@ _COUNT_KEYS = {
     Status.FAILED: "failed",
     Status.TIMED_OUT: "timed_out",
     Status.ERROR: "errors",
+    Status.COMPILE_ERROR: "compile_errors",
+    Status.RUNTIME_ERROR: "runtime_errors",
+    Status.WRONG_ANSWER: "wrong_answers",
 }
 # How long the harness waits beyond a job's own timeout before it declares a worker hung.
 HARNESS_GRACE_SECONDS = 30.0
@@ -79,6 +83,17 @@ def problem_defect(problem: Problem) -> str | None:
     """Why `problem` cannot judge anything, or None when it can."""
     if problem.is_stdio:
         return None if problem.stdio_tests else "it has no stdin/stdout tests"
+    if problem.language != "python":
+        toolchain = problem_toolchain(problem)
+        if toolchain is None:
+            return f"boi cannot build {problem.language} programs (no toolchain registered)"
+        if not problem.test.strip():
+            return "it has no tests"
+        try:
+            toolchain.assemble(problem, "", "boi")
+        except ValueError as err:
+            return str(err)
+        return None
     try:
         tree = ast.parse(problem.test)
     except SyntaxError as err:
@@ -142,10 +157,25 @@ def _classes(source: str) -> list[str]:
     return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
 
 
+def language_timeouts(language: str, speed: float, config: ExecutionConfig) -> dict[str, float]:
+    """A language's compile and run timeouts on this machine: its toolchain's base seconds
+    scaled by the machine's speed (the run's never below the configured timeout's), each at
+    most `max_timeout`."""
+    toolchain = language_named(language).toolchain
+    if toolchain is None:
+        raise ValueError(f"{language} has no toolchain")
+    run = max(config.timeout, toolchain.run_timeout) * speed
+    return {
+        "compile": round(min(config.max_timeout, toolchain.compile_timeout * speed), 3),
+        "run": round(min(config.max_timeout, run), 3),
+    }
+
+
 def _job(
     problem: Problem, completion: str, timeout: float, *, separate: bool = True
 ) -> dict[str, Any]:
-    """What a worker runs for one sample (see `_zygote.py` for the modes)."""
+    """What a worker runs for one sample (see `_zygote.py` for the modes). Build jobs are
+    `build_job`'s."""
     if problem.is_stdio:
         return {
             "mode": "stdio",
@@ -169,7 +199,10 @@ def _job(
 
 
 def _harness_deadline(job: dict[str, Any]) -> float:
-    return job["timeout"] * max(1, len(job.get("tests", ()))) * 1.5 + HARNESS_GRACE_SECONDS
+    compile_seconds = float(job.get("compile_timeout", 0.0))
+    return (
+        compile_seconds + job["timeout"] * max(1, len(job.get("tests", ()))) * 1.5
+    ) + HARNESS_GRACE_SECONDS
 
 
 def _writable(value: Any) -> Any:
@@ -209,9 +242,14 @@ def _limits(problems: Mapping[str, Problem], config: ExecutionConfig) -> dict[st
             floor = min(config.max_timeout, own_limit * config.time_limit_multiplier * speed)
             if floor != base:
                 timeouts[task_id] = round(floor, 3)
+    languages = sorted({p.language for p in problems.values()} - {"python"})
     return {
         "base_timeout": config.timeout,
         "speed_factor": round(speed, 3),
+        # Compile and run timeouts of each other language judged (`language_timeouts`).
+        "language_timeouts": {
+            language: language_timeouts(language, speed, config) for language in languages
+        },
         "calibrated_timeout": round(base, 3),
         "reference_multiplier": config.reference_multiplier,
         "time_limit_multiplier": config.time_limit_multiplier,
@@ -275,17 +313,37 @@ class _ReferenceTiming:
         self.closed = False
         self.timeouts_used: dict[int, float] = {}
 
+    def _language_timeouts(self, language: str) -> dict[str, float]:
+        """The compile and run timeouts of `language`, from the limits file (computed there
+        and recorded the first time a language is met, as a resumed older file lacks them)."""
+        recorded = self.limits.setdefault("language_timeouts", {})
+        if language not in recorded:
+            speed = float(self.limits["speed_factor"])
+            recorded[language] = language_timeouts(language, speed, self.config)
+            write_text_atomic(self.limits_path, json.dumps(self.limits, indent=1) + "\n")
+        return dict(recorded[language])
+
+    def _task_timeout(self, task_id: str) -> float:
+        """The run timeout of `task_id`'s samples: the calibrated (or reference-raised) one,
+        and for another language than Python at least that language's run timeout."""
+        timeout = _timeout(self.limits, task_id)
+        language = self.problems[task_id].language
+        if language != "python":
+            timeout = max(timeout, self._language_timeouts(language)["run"])
+        return timeout
+
+    def _any_job(self, problem: Problem, completion: str, timeout: float) -> dict[str, Any]:
+        if problem.language != "python":
+            compile_timeout = self._language_timeouts(problem.language)["compile"]
+            return build_job(problem, completion, timeout, compile_timeout)
+        return _job(problem, completion, timeout, separate=self.config.separate_candidate)
+
     def _sample_job(self, index: int) -> tuple[int, dict[str, Any], float]:
         sample = self.samples[index]
         task_id = sample["task_id"]
-        timeout = _timeout(self.limits, task_id)
+        timeout = self._task_timeout(task_id)
         self.timeouts_used[index] = timeout
-        job = _job(
-            self.problems[task_id],
-            sample["completion"],
-            timeout,
-            separate=self.config.separate_candidate,
-        )
+        job = self._any_job(self.problems[task_id], sample["completion"], timeout)
         return index, {**job, "id": index}, _harness_deadline(job)
 
     def jobs(self) -> Iterator[tuple[int, dict[str, Any], float]]:
@@ -328,7 +386,7 @@ class _ReferenceTiming:
                 seconds = float(outcome["run_seconds"])
                 self.limits["reference_seconds"][task_id] = round(seconds, 4)
                 floor = min(self.config.max_timeout, self.config.reference_multiplier * seconds)
-                if floor > _timeout(self.limits, task_id):
+                if floor > self._task_timeout(task_id):
                     self.limits["task_timeouts"][task_id] = round(floor, 3)
             else:
                 self.limits["reference_failures"][task_id] = outcome["result"]
@@ -351,12 +409,7 @@ class _ReferenceTiming:
             reference_key = self.next_reference_key
             self.next_reference_key -= 1
             self.reference_keys[reference_key] = task_id
-            job = _job(
-                problem,
-                problem.canonical_solution,
-                self.config.max_timeout,
-                separate=self.config.separate_candidate,
-            )
+            job = self._any_job(problem, problem.canonical_solution, self.config.max_timeout)
             self.follow_ups.append((reference_key, {**job, "id": task_id}, _harness_deadline(job)))
         self.waiting[task_id].append((key, outcome))
         return []
@@ -365,7 +418,7 @@ class _ReferenceTiming:
         """A timed-out sample whose problem's reference is timed: final, or run again under
         the longer timeout."""
         task_id = self.samples[index]["task_id"]
-        if _timeout(self.limits, task_id) <= self.timeouts_used[index]:
+        if self._task_timeout(task_id) <= self.timeouts_used[index]:
             return [(index, outcome)]
         self.follow_ups.append(self._sample_job(index))
         return []
@@ -426,6 +479,7 @@ def execute_samples(
     summary_path = Path(summary_path) if summary_path else default_summary_path(out_path)
     defects = {task_id: problem_defect(p) for task_id, p in by_id.items()}
     started = time.time()
+    languages = _languages_judged(samples, by_id, defects)
     with JsonlAppender(out_path) as appender:
         # Rows of a results file written before rows had `status` get it here, so that every
         # row returned carries one (the file itself is left as it is); a status that is none is
@@ -433,7 +487,9 @@ def execute_samples(
         results = [{**row, "status": result_status(row).value} for row in appender.existing]
         _check_resume(results, samples, out_path)
         pending = range(len(results), len(samples))
-        with WorkerPool(config) as pool:
+        # Python alone: the pool as it always was (no toolchain rulesets, no build probes).
+        pool_context = WorkerPool(config, languages=languages) if languages else WorkerPool(config)
+        with pool_context as pool:
             limits_path = _limits_path(out_path)
             if limits_path.exists() and results:
                 limits = json.loads(limits_path.read_text(encoding="utf-8"))
@@ -492,6 +548,35 @@ def execute_samples(
     return ExecutionSummary(results=results, summary=summary)
 
 
+def _languages_judged(
+    samples: Sequence[Mapping[str, Any]],
+    problems: Mapping[str, Problem],
+    defects: Mapping[str, str | None],
+) -> tuple[str, ...]:
+    """The languages other than Python that the samples' problems are built in; one sentence
+    naming a toolchain this machine lacks, and how to get it."""
+    languages = sorted(
+        {
+            problems[s["task_id"]].language
+            for s in samples
+            if isinstance(s.get("task_id"), str)
+            and s["task_id"] in problems
+            and not defects.get(s["task_id"])
+        }
+        - {"python"}
+    )
+    for language in languages:
+        toolchain = language_named(language).toolchain
+        if toolchain is not None and toolchain.missing():
+            display = language_named(language).display_name
+            raise UserError(
+                f"judging {display} programs needs {', '.join(toolchain.missing())}, which this "
+                f"machine does not have; install it ({toolchain.install}) or leave the "
+                f"{display} problems out."
+            )
+    return tuple(languages)
+
+
 def _result(
     sample: Mapping[str, Any], status: Status, result: str, duration: float
 ) -> dict[str, Any]:
@@ -519,7 +604,7 @@ def summarize(
 ) -> dict[str, Any]:
     """pass@k over judged samples (known task, usable problem), plus counts and provenance."""
     outcomes: dict[str, list[bool]] = {}
-    counts = {"samples": len(results), "passed": 0, "failed": 0, "timed_out": 0, "errors": 0}
+    counts = {"samples": len(results), **dict.fromkeys(_COUNT_KEYS.values(), 0)}
     unknown: set[str] = set()
     invalid = 0
     for record in results:

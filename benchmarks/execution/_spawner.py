@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if __package__:  # imported as benchmarks.execution._spawner (the tests); in the worker, the
-    from . import _candidate, _kernel, _wire  # zygote hands this module its siblings by path
+    from . import _builder, _candidate, _kernel, _wire  # zygote hands its siblings by path
 if TYPE_CHECKING:
     from ._zygote import Zygote
 
@@ -208,6 +208,9 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
     else:
         stdin_fd, stdout_fd, first, second, program_r = fds
         extra = (program_r,)
+    # A build job (`_builder.py`) is confined by its toolchain's ruleset, which adds the
+    # toolchain's paths to the default read set; every other sample by the worker's.
+    ruleset = zygote.toolchain_rulesets.get(request.get("toolchain", ""))
     try:
         if zygote.pid_namespace_fd is not None:
             zygote._enter_own_namespaces(request["scratch"], isolation["sandbox_uid"])
@@ -220,11 +223,14 @@ def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
             isolation["sandbox_uid"],
             bool(isolation["pid_namespace"]),
             confine=True,
+            ruleset=ruleset,
         )
     except BaseException:
         os._exit(EXIT_UNCONFINED)  # never run generated code half-confined
     if kind == "candidate":
         _candidate.serve_candidate()
+    elif kind == "build":
+        _builder.run_build()
     else:
         program = (
             _wire.Channel(_candidate.PROGRAM_FD)

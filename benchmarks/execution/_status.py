@@ -30,6 +30,13 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     # The wall-clock deadline or the CPU-time limit.
     TIMED_OUT = "timed out"
+    # Programs of other languages than Python (job mode "build"), whose failures the sandbox
+    # tells apart: the compiler refused the program (or ran past its own time limit); the
+    # program crashed, raised or exited before its tests finished; an assert of the tests
+    # failed. Python samples keep FAILED for all three.
+    COMPILE_ERROR = "compile error"
+    RUNTIME_ERROR = "runtime error"
+    WRONG_ANSWER = "wrong answer"
     # The sandbox failed, not the sample (a worker died twice, its plumbing broke).
     ERROR = "error"
 

@@ -105,13 +105,16 @@ def _load_sibling(name: str, **siblings: Any) -> Any:
 
 
 if TYPE_CHECKING or __package__:  # imported as benchmarks.execution._zygote (the tests)
-    from . import _candidate, _kernel, _spawner, _tests_side, _wire
+    from . import _builder, _candidate, _kernel, _spawner, _tests_side, _wire
 else:  # the worker itself, `python -I _zygote.py`: its siblings, each loaded once, by path
     _kernel = _load_sibling("_kernel")
     _wire = _load_sibling("_wire")
     _candidate = _load_sibling("_candidate", _wire=_wire)
+    _builder = _load_sibling("_builder", _kernel=_kernel, _wire=_wire)
     _tests_side = _load_sibling("_tests_side", _kernel=_kernel, _wire=_wire)
-    _spawner = _load_sibling("_spawner", _kernel=_kernel, _wire=_wire, _candidate=_candidate)
+    _spawner = _load_sibling(
+        "_spawner", _kernel=_kernel, _wire=_wire, _candidate=_candidate, _builder=_builder
+    )
 
 
 # Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
@@ -134,6 +137,9 @@ _SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
+# A build job's deadline beyond its compile and run timeouts (the builder's own): time to write
+# the files, start each step and send the verdict.
+BUILD_GRACE_SECONDS = 5.0
 # Where samples get scratch space of their own, where each can have a mount namespace (a
 # mount point, the same for every run: see Zygote._enter_own_namespaces).
 SAMPLE_DIR = "sample"
@@ -272,6 +278,9 @@ class Zygote:
         self.seccomp: Any = None  # the _seccomp module, where a filter can be installed
         self.read_paths: tuple[str, ...] = ()
         self.ruleset: Any = None  # the worker's Landlock ruleset, prepared once (_landlock.Ruleset)
+        # Build jobs' rulesets, one per toolchain the pool was started for: the default read set
+        # plus that toolchain's paths (headers, configuration), for its jobs only.
+        self.toolchain_rulesets: dict[str, Any] = {}
         self.seccomp_program: bytes | None = None  # the filter, assembled once
         self.stdlib_path: list[str] = []
         self.spawner: _spawner.SpawnerClient | None = None  # the jobs process's line to the spawner
@@ -635,11 +644,11 @@ class Zygote:
                 )
                 if self.read_paths:
                     policy = dataclasses.replace(policy, read=(*policy.read, *self.read_paths))
-                ruleset = self.landlock.prepare(policy)
-                # Out of the way of the descriptors a sample's layout overwrites (0-6).
-                high = fcntl.fcntl(ruleset.fd, fcntl.F_DUPFD_CLOEXEC, 64)
-                os.close(ruleset.fd)
-                self.ruleset = dataclasses.replace(ruleset, fd=high)
+                self.ruleset = _high_fd(self.landlock.prepare(policy))
+                for name, toolchain in sorted(config.get("toolchains", {}).items()):
+                    extra = tuple(toolchain.get("read", ()))
+                    wider = dataclasses.replace(policy, read=(*policy.read, *extra))
+                    self.toolchain_rulesets[name] = _high_fd(self.landlock.prepare(wider))
             if self.seccomp is not None:
                 self.seccomp_program = self.seccomp.build_filter()
         except OSError as err:
@@ -681,6 +690,9 @@ class Zygote:
             )
             if self.ruleset is not None:
                 os.close(self.ruleset.fd)
+            for ruleset in self.toolchain_rulesets.values():
+                os.close(ruleset.fd)
+            self.toolchain_rulesets = {}
             self.landlock = self.seccomp = self.ruleset = None
             return
         landlock = outcome.get("landlock") or {}
@@ -729,16 +741,17 @@ class Zygote:
                 2, f"boi sandbox: site directories stay hidden from the tests ({err})\n".encode()
             )
 
-    def _confine(self, scratch: str) -> dict:
+    def _confine(self, scratch: str, ruleset: Any = None) -> dict:
         """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
-        Runs in the sample after its uid change; raises OSError if a layer refuses."""
+        Runs in the sample after its uid change; raises OSError if a layer refuses. `ruleset`:
+        a build job's (`toolchain_rulesets`) instead of the worker's."""
         outcome: dict = {"landlock": None, "seccomp": False}
         _kernel.prctl(_kernel.PR_SET_NO_NEW_PRIVS, 1)
         if self.landlock is not None:
             # The worker's ruleset: the default read set (the interpreter, the standard library
             # without site-packages, system libraries) plus what the config allows, writable
             # scratch root; then a layer that narrows writes to this sample's own directory.
-            outcome["landlock"] = self.landlock.enforce(self.ruleset)
+            outcome["landlock"] = self.landlock.enforce(ruleset or self.ruleset)
             self.landlock.restrict_writes((scratch, os.devnull))
         if self.seccomp is not None:
             self.seccomp.install(program=self.seccomp_program)
@@ -805,6 +818,8 @@ class Zygote:
                 return self._run_separated(job, timeout)
             if job["mode"] == "table":
                 return self._run_table(job, timeout)
+            if job["mode"] == "build":
+                return self._run_build(job, timeout)
             return self._run_once(job, stdin, timeout)
         except (OSError, _spawner.SpawnFailed) as err:
             # Our own plumbing failed (not the sample): report, clean up, keep serving.
@@ -858,13 +873,22 @@ class Zygote:
         return path
 
     def _spawn(
-        self, kind: str, scratch: str, timeout: float, fds: list[int], deadline: float
+        self,
+        kind: str,
+        scratch: str,
+        timeout: float,
+        fds: list[int],
+        deadline: float,
+        toolchain: str | None = None,
     ) -> int:
         """A sandboxed process for generated code, forked by the spawner (which never held a
-        job): it receives only `fds`, then reads its own program from them."""
+        job): it receives only `fds`, then reads its own program from them. A build job names
+        its `toolchain`, whose Landlock ruleset confines it."""
         if self.spawner is None:
             raise RuntimeError("the jobs process has no spawner")
         request = {"kind": kind, "scratch": scratch, "timeout": timeout}
+        if toolchain is not None:
+            request["toolchain"] = toolchain
         return self.spawner.spawn(request, fds, deadline)
 
     def _run_separated(self, job: dict, timeout: float) -> dict:
@@ -1162,6 +1186,69 @@ class Zygote:
             outcome["stdout"] = stdout.decode("utf-8", "replace")
         return outcome
 
+    def _run_build(self, job: dict, timeout: float) -> dict:
+        """A program of another language (job mode "build"): one sample, `_builder.run_build`,
+        writes the job's files, compiles and runs them as its children, and alone holds the
+        nonce pipe. Its toolchain's Landlock ruleset (the default read set plus the toolchain's
+        paths) is this job's only; the deadline covers the compile steps and the run, each of
+        which the builder times itself (`timeout` is the run's)."""
+        self.sequence += 1
+        toolchain = str(job["toolchain"])
+        if self.landlock is not None and toolchain not in self.toolchain_rulesets:
+            return {
+                "status": "error",
+                "result": f"error: this worker was not started for {toolchain} programs",
+            }
+        uid = self.isolation["sandbox_uid"]
+        scratch = self._new_scratch("b", uid)
+        nonce_r, keep_r = _nonce_pipes()
+        verdict_r, verdict_w = os.pipe()
+        job_r, job_w = os.pipe()
+        started = time.monotonic()
+        compile_timeout = float(job["compile_timeout"])
+        # The builder's own step deadlines come first; this one only catches a builder that
+        # stopped answering (a program that stopped it, say).
+        deadline = started + compile_timeout + timeout + BUILD_GRACE_SECONDS
+        request_timeout = compile_timeout + timeout + BUILD_GRACE_SECONDS
+        try:
+            child = self._spawn(
+                "build",
+                scratch,
+                request_timeout,
+                [self.devnull, self.devnull, nonce_r, verdict_w, job_r],
+                deadline,
+                toolchain=toolchain,
+            )
+        except BaseException:
+            for fd in (keep_r, verdict_r, job_w):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (verdict_w, nonce_r, job_r):
+                os.close(fd)
+        build = {
+            key: job[key]
+            for key in ("files", "compile", "run", "env", "end_marker", "assert_failure")
+        }
+        build.update(compile_timeout=compile_timeout, run_timeout=timeout)
+        try:
+            _wire.Channel(job_w).write(json.dumps(build).encode("utf-8", "surrogatepass"), deadline)
+        except (TimeoutError, OSError):
+            pass  # the builder did not take its job: it fails or times out on its own
+        os.close(job_w)
+        nonce = os.read(keep_r, _wire.NONCE_BYTES)
+        os.close(keep_r)
+        status, timed_out, guard = self._wait_spawned(child, deadline)
+        duration = time.monotonic() - started
+        self._reap((child,))
+        verdict = _wire.Channel(verdict_r).read_to_end(_wire.MAX_VERDICT)
+        self._clear_scratch()
+        outcome = _judge_build(verdict, nonce, status, timed_out, timeout)
+        if guard is not None and guard.tripped:
+            outcome = guard.outcome()
+        outcome.setdefault("run_seconds", round(duration, 4))
+        return outcome
+
     def _wait_spawned(self, pid: int, deadline: float) -> tuple[int, bool, ScratchGuard | None]:
         """The exit status of a process the spawner forked, as the spawner reports it; at the
         deadline (or when the scratch guard trips) its group is killed."""
@@ -1201,13 +1288,14 @@ class Zygote:
         pid_ns: bool,
         join_cgroups: bool = True,
         confine: bool = False,
+        ruleset: Any = None,
     ) -> None:
         """Turn this freshly forked process into a sandboxed one: its own session, the
         worker's cgroups and CPU, exactly the descriptors it needs (stdin, stdout, stderr on
         /dev/null, then `fds` from 3 on), rlimits (CPU time only where `cpu_seconds` is
         given), an empty scratch directory, an unprivileged uid and, for generated code
-        (`confine`), Landlock and the seccomp filter. Any failure raises, and the caller exits
-        without running anything."""
+        (`confine`), Landlock (the worker's ruleset, or a build job's `ruleset`) and the seccomp
+        filter. Any failure raises, and the caller exits without running anything."""
         config = self.config
         parent = os.getppid()
         os.setsid()
@@ -1219,7 +1307,8 @@ class Zygote:
         sources = [os.dup(fd) for fd in layout]
         for target, source in enumerate(sources):
             os.dup2(source, target, inheritable=True)
-        keep = self.ruleset.fd if confine and self.ruleset is not None else -1
+        ruleset = ruleset or self.ruleset
+        keep = ruleset.fd if confine and ruleset is not None else -1
         if keep >= len(layout):  # the prepared ruleset, closed as soon as it is enforced
             os.closerange(len(layout), keep)
             os.closerange(keep + 1, 1 << 16)
@@ -1267,7 +1356,7 @@ class Zygote:
                 # give them up in a user namespace of our own (same kernel uid, same files).
                 if _kernel.libc.unshare(_kernel.CLONE_NEWUSER) != 0:
                     os._exit(_spawner.EXIT_NO_USER_NAMESPACE)
-            self._confine(scratch)
+            self._confine(scratch, ruleset)
             if keep >= 0:
                 os.close(keep)
             # Only the standard library on the path: the harness's packages are unreadable
@@ -1410,6 +1499,50 @@ def _judge(verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: 
         "status": "failed",
         "result": f"failed: exited with status {code} before the tests finished",
     }
+
+
+# Status values a build job's builder may send in a failing verdict (`_builder.py`); anything
+# else is read as a tampered channel.
+_BUILD_STATUSES = ("compile error", "runtime error", "wrong answer", "timed out", "failed", "error")
+
+
+def _judge_build(
+    verdict: bytes, nonce: bytes, status: int, timed_out: bool, timeout: float
+) -> dict:
+    """A build job's outcome: the builder's verdict (pass token, then the run's seconds; or
+    F, a status, a newline and the reason), read only when the builder exited cleanly and in
+    time; otherwise what `_judge` makes of how it ended."""
+    clean = not timed_out and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    token = _wire.pass_token(nonce) + b"P"
+    if clean and verdict.startswith(token):
+        try:
+            seconds = float(verdict[len(token) :].decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            return {"status": "failed", "result": "failed: the verdict channel was tampered with"}
+        return {"status": "passed", "result": "passed", "run_seconds": round(seconds, 4)}
+    if clean and verdict.startswith(b"F"):
+        kind, _, reason = verdict[1:].partition(b"\n")
+        name = kind.decode("utf-8", "replace")
+        if name in _BUILD_STATUSES:
+            text = reason.decode("utf-8", "replace")
+            if name == "timed out":
+                return {"status": name, "result": text or "timed out"}
+            prefix = "error: " if name == "error" else f"{name}: "
+            return {"status": name, "result": prefix + text}
+    outcome = _judge(b"" if clean else verdict, nonce, status, timed_out, timeout)
+    if outcome["status"] == "failed" and not clean:
+        # The builder was killed or exited early: something the program did (it may kill
+        # its parent), not a verdict.
+        outcome["status"] = "runtime error"
+    return outcome
+
+
+def _high_fd(ruleset: Any) -> Any:
+    """`ruleset` with its descriptor moved out of the way of those a sample's layout
+    overwrites (0-6)."""
+    high = fcntl.fcntl(ruleset.fd, fcntl.F_DUPFD_CLOEXEC, 64)
+    os.close(ruleset.fd)
+    return dataclasses.replace(ruleset, fd=high)
 
 
 _IPC_RMID = 0

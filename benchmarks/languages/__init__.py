@@ -12,11 +12,12 @@ Adding a language is one module here that defines `LANGUAGE = Language(...)`, pl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from benchmarks.common.registry import Registry
+from benchmarks.languages.toolchain import Build, Toolchain
 
-__all__ = ["LANGUAGES", "Language", "Naming", "language_named"]
+__all__ = ["LANGUAGES", "Build", "Language", "Naming", "Toolchain", "language_named"]
 
 # How a language spells a function's name: what recovers words from a name and what makes an
 # anonymous one must keep to it (`has_close_elements`, `hasCloseElements`, `HasCloseElements`).
@@ -49,7 +50,7 @@ class Language:
     fence_tags: frozenset[str] = frozenset()
     # How the sandbox builds and runs a program (`benchmarks.execution`); None: judged as
     # Python is, by the Python-specific path.
-    toolchain: Any = None
+    toolchain: Toolchain | None = None
 
 
 # name -> "module:LANGUAGE", imported when first used.
