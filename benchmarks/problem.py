@@ -20,15 +20,18 @@ from typing import Any
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields, write_jsonl
 
-# Block kinds, in the order they appear in a prompt. Function-style problems (HumanEval, MBPP)
-# use prefix/name/description/examples/suffix; CodeContests statements use
+# Block kinds, in the order they usually appear in a prompt. Function-style problems (HumanEval,
+# MBPP) use prefix/name/description/examples/suffix; CodeContests statements use
 # prefix/description/io_spec/examples/notes/suffix (`description` is the statement proper);
+# LiveCodeBench statements add `constraints` (the bounds on the input, a hint of its own) and
+# keep their platform's section order (LeetCode puts the constraints after the examples).
 # BigCodeBench's docstrings add `requirements` (the libraries to use, a hint of its own).
 BLOCK_KINDS = (
     "prefix",
     "name",
     "description",
     "io_spec",
+    "constraints",
     "requirements",
     "examples",
     "notes",
@@ -202,11 +205,21 @@ class Problem:
         """A new record with `changes` applied (records are immutable)."""
         return dataclasses.replace(self, **changes)
 
+    @property
+    def entry_call(self) -> str:
+        """The expression the tests' `check` is given: the entry point, or for a method
+        (`Class.method`, LeetCode's `Solution.twoSum`) a function that calls it on a new
+        instance of its class each time, as LeetCode runs each test on a fresh object."""
+        owner, dot, method = (self.entry_point or "").rpartition(".")
+        if not dot:
+            return str(self.entry_point)
+        return f"lambda *args, **kwargs: {owner}().{method}(*args, **kwargs)"
+
     def program(self, completion: str) -> str:
         """The program that checks `completion` (function-style problems only)."""
         if self.is_stdio:
             return self.prompt + completion
-        return f"{self.prompt}{completion}\n\n{self.test}\n\ncheck({self.entry_point})\n"
+        return f"{self.prompt}{completion}\n\n{self.test}\n\ncheck({self.entry_call})\n"
 
     def to_json(self) -> dict[str, Any]:
         return {

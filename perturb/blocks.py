@@ -18,8 +18,10 @@ import ast
 import re
 from dataclasses import dataclass
 
-from benchmarks.problem import Block, Problem
+from benchmarks.problem import BLOCK_KINDS, Block, Problem
+from perturb.clike import CommentSplitError, split_comment_prompt
 from perturb.docstring_sections import section_cuts
+from perturb.statement_sections import statement_cuts
 
 CC_HEADER = re.compile(r"^(Input|Output|Examples?|Notes?|Interaction)\s*:?\s*$")
 
@@ -224,10 +226,22 @@ def split_statement_prompt(prompt: str) -> Split:
 
 def split_blocks(problem: Problem) -> Problem:
     """The problem with `blocks` and `absent_blocks` filled in; raises SplitError."""
+    if problem.language != "python":  # a function its comment describes (perturb.clike)
+        try:
+            cuts, absent = split_comment_prompt(problem)
+        except CommentSplitError as err:
+            raise SplitError(str(err)) from None
+        return problem.replace(blocks=_cut(problem.prompt, cuts), absent_blocks=absent)
     if problem.benchmark == "bigcodebench":  # its docstrings' sections (docstring_sections)
         split = split_function_prompt(problem.prompt)
         try:
             cuts, absent = section_cuts(problem.prompt, split.blocks, split.absent)
+        except ValueError as err:
+            raise SplitError(str(err)) from None
+        return problem.replace(blocks=_cut(problem.prompt, cuts), absent_blocks=absent)
+    if problem.benchmark == "livecodebench":  # its statements' own sections (statement_sections)
+        try:
+            cuts, absent = statement_cuts(problem.prompt)
         except ValueError as err:
             raise SplitError(str(err)) from None
         return problem.replace(blocks=_cut(problem.prompt, cuts), absent_blocks=absent)
@@ -271,11 +285,7 @@ def format_coverage(name: str, loaded: object, split: DatasetSplit) -> str:
     lines = [
         f"{name}: {total} problems, {total - len(split.failures)} split exactly (blocks reassemble the prompt byte for byte)"
     ]
-    kinds = [
-        k
-        for k in ("prefix", "name", "description", "io_spec", "examples", "notes", "suffix")
-        if present[k]
-    ]
+    kinds = [k for k in BLOCK_KINDS if present[k]]
     lines += [f"  {kind:<12} {present[kind]:>5} / {total}" for kind in kinds]
     for (kind, reason), count in sorted(absent.items()):
         lines.append(

@@ -31,9 +31,11 @@ from typing import Any, NamedTuple
 
 from benchmarks.common.config import convert_value
 from benchmarks.common.errors import UserError, suggest
+from benchmarks.languages import language_named
 from benchmarks.problem import Block, LineageStep, Problem
 from benchmarks.pysource import rename_identifier
 from perturb.keywords import KeywordAnalysis, KeywordDecision
+from perturb.clike import anonymize_in_language, invalid_program
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RNG = "rng"
@@ -121,9 +123,14 @@ class Transform:
                     lineage=problem.lineage
                     + (LineageStep(self.name, self.version, self.params, seed, changes),),
                 )
-            invalid = _invalid_python(variant)
+            # Each language's own check (perturb.clike for the brace languages).
+            if variant.language == "python":
+                invalid = _invalid_python(variant)
+            else:
+                invalid = invalid_program(variant)
             if invalid:
-                return NotApplicable(f"the result would not be valid Python ({invalid})")
+                language = language_named(variant.language).display_name
+                return NotApplicable(f"the result would not be valid {language} ({invalid})")
             checked.append(variant)
         return checked
 
@@ -596,6 +603,11 @@ def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicabl
     old = problem.entry_point
     if old is None:
         return NotApplicable("stdin/stdout problems have no function name")
+    if problem.language != "python":  # renamed in that language's code (perturb.clike)
+        renamed = anonymize_in_language(problem, new_name)
+        return NotApplicable(renamed) if isinstance(renamed, str) else Variant(*renamed)
+    if problem.metadata.get("name_is_no_hint"):  # every BigCodeBench task is `task_func`
+        return NotApplicable(str(problem.metadata["name_is_no_hint"]))
     if not IDENTIFIER.fullmatch(new_name):
         raise UserError(f"anonymize name {new_name!r} is not a Python identifier; use e.g. 'func'.")
     if old == new_name:
@@ -688,21 +700,50 @@ def drop_all(
     return [_drop_keywords(problem, droppable)]
 
 
+def _drop_block(problem: Problem, kind: str, what: str) -> Variants:
+    """The problem without its block of `kind` (`what` names it in the reasons)."""
+    block = problem.block(kind)
+    if block is None:
+        return NotApplicable(f"the problem has no {what}")
+    if problem.block("description") is None or "description" in problem.absent_blocks:
+        return NotApplicable(
+            f"the problem has no description; dropping its {what} would leave nothing to solve from"
+        )
+    blocks_before = problem.blocks or ()  # split problems only: the block exists
+    start = sum(len(b.text) for b in blocks_before[: blocks_before.index(block)])
+    span = (start, start + len(block.text))
+    prompt, blocks = remove_spans(problem, [span])
+    removed = {"block": kind, "spans": [list(span)], "texts": [block.text]}
+    return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
+
+
 @transform("drop_examples", "1", label="Drop Ex", family="blocks")
 def drop_examples(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """Remove the whole example block."""
-    examples = problem.block("examples")
-    if examples is None:
-        return NotApplicable("the problem has no examples")
-    if problem.block("description") is None or "description" in problem.absent_blocks:
-        return NotApplicable(
-            "the problem has no description; dropping its examples would leave nothing to solve from"
-        )
-    blocks_before = problem.blocks or ()  # split problems only: the examples block exists
-    start = sum(len(b.text) for b in blocks_before[: blocks_before.index(examples)])
-    span = (start, start + len(examples.text))
-    prompt, blocks = remove_spans(problem, [span])
-    removed = {"block": "examples", "spans": [list(span)], "texts": [examples.text]}
+    return _drop_block(problem, "examples", "examples")
+
+
+@transform("drop_constraints", "1", label="Drop Constraints", family="blocks")
+def drop_constraints(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
+    """Remove the whole constraints block (a contest statement's bounds on the input: how
+    large N is tells a solver which algorithm is fast enough)."""
+    return _drop_block(problem, "constraints", "constraints")
+
+
+@transform("drop_requirements", "1", label="Drop Requirements", family="blocks")
+def drop_requirements(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
+    """Remove the requirements (BigCodeBench's list of the libraries to use: does the model
+    still find the library?); every requirements block, as a docstring may list them twice."""
+    spans, texts, offset = [], [], 0
+    for block in problem.blocks or ():
+        if block.kind == "requirements":
+            spans.append((offset, offset + len(block.text)))
+            texts.append(block.text)
+        offset += len(block.text)
+    if not spans:
+        return NotApplicable("the problem has no requirements")
+    prompt, blocks = remove_spans(problem, spans)
+    removed = {"block": "requirements", "spans": [list(s) for s in spans], "texts": texts}
     return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
 
 

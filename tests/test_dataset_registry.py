@@ -47,12 +47,13 @@ def test_builtin_datasets_are_registered():
         "mbpp",
         "code_contests",
         "bigcodebench",
+        "livecodebench",
         "recode_humaneval",
         "recode_mbpp",
     ]
     assert dataset_help() == (
-        "humaneval, humanevalplus, mbpp, code_contests, bigcodebench, recode_humaneval, "
-        "recode_mbpp, or a HumanEval-format JSONL path"
+        "humaneval, humanevalplus, mbpp, code_contests, bigcodebench, livecodebench, "
+        "recode_humaneval, recode_mbpp, or a HumanEval-format JSONL path"
     )
 
 

@@ -109,7 +109,7 @@ def serve_candidate() -> None:
         try:
             if setup_error is not None:
                 raise _SetupFailed(setup_error)
-            function = namespace.get(job["entry_point"])
+            function = _entry(namespace, job["entry_point"])
             if not callable(function):
                 raise _SetupFailed(f"the program defines no function {job['entry_point']}")
             if type(message) is not dict:
@@ -174,6 +174,23 @@ def serve_candidate() -> None:
 # table of a quarter million calls costs the calls, not their bookkeeping.
 _TABLE_SIMPLE = frozenset({bool, int, str, type(None)})
 MAX_TABLE_OUTCOMES = 65535
+
+
+def _entry(namespace: dict, entry_point: str) -> Any:
+    """The function the tests call: `namespace[entry_point]`, or for `Class.method` (LeetCode's
+    `Solution.twoSum`) a function calling the method on a new instance each time, as LeetCode
+    runs each test on a fresh object (so state left by one call cannot serve the next)."""
+    owner, dot, method = entry_point.rpartition(".")
+    if not dot:
+        return namespace.get(entry_point)
+    cls = namespace.get(owner)
+    if not isinstance(cls, type) or not callable(getattr(cls, method, None)):
+        return None
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(cls(), method)(*args, **kwargs)
+
+    return call
 
 
 def _call_table(function: Any, spec: object, classes: dict[str, type]) -> dict:

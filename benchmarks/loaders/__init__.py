@@ -37,6 +37,7 @@ DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
         "mbpp": "benchmarks.loaders.mbpp:load_mbpp",
         "code_contests": "benchmarks.loaders.code_contests:load_code_contests",
         "bigcodebench": "benchmarks.loaders.bigcodebench:load_bigcodebench",
+        "livecodebench": "benchmarks.loaders.livecodebench:load_livecodebench",
         "humaneval_x_cpp": "benchmarks.loaders.humaneval_x:load_cpp",
         "humaneval_x_java": "benchmarks.loaders.humaneval_x:load_java",
         "humaneval_x_js": "benchmarks.loaders.humaneval_x:load_js",
