@@ -35,6 +35,8 @@ import numpy as np
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import EMBEDDED_EMBEDDER, load_sentence_transformer
 from benchmarks.common.progress import progress_bar
+from benchmarks.languages import language_named
+from benchmarks.languages.source import code_only, comment_prose, parameter_names
 from benchmarks.problem import Problem
 from perturb.words import CLOSED_CLASS
 
@@ -444,6 +446,10 @@ class _Doc:
     context_vectors: np.ndarray | None = None
     """`context_tokens` embedded, once per problem (every decision compares with them)."""
     identifiers: frozenset[str] = frozenset()
+    code_words: frozenset[str] = frozenset()
+    """Words that are code in the problem's language, whatever the embedder says (languages
+    other than Python): its reserved words and the words of the prompt's own identifiers
+    outside comments and strings (`vector`, `is_palindrome`, `List`)."""
     """Whole identifiers a description may write as code: the function's and the parameters'
     names, and names the description calls (`ord` in "ord('a')")."""
 
@@ -564,6 +570,8 @@ def _parameters(problem: Problem) -> list[str]:
     name = problem.block("name")
     if name is None:
         return []
+    if problem.language != "python":
+        return parameter_names(name.text, language_named(problem.language))
     try:
         tree = ast.parse(name.text.strip() + "\n    pass\n")
     except SyntaxError:
@@ -647,6 +655,7 @@ def _code_by_definition(doc: _Doc, keyword: str, vocabulary: frozenset[str]) -> 
     in the code vocabulary (`index`, `sorted`, `node`): words code itself uses. A contest
     title is prose, not an identifier, so it does not count."""
     identifiers = set() if doc.problem.is_stdio else doc.identifier_words
+    identifiers |= doc.code_words
     return all(
         w in TYPE_KEYWORDS
         or w in identifiers
@@ -725,9 +734,18 @@ def _prepare(problem: Problem, config: KeywordConfig) -> _Doc | str:
             f"{MAX_DESCRIPTION_CHARS:,} keyword extraction reads; no keywords are dropped"
         )
     text = " ".join(problem.prompt[lo:hi] for lo, hi in spans)
+    code_words: frozenset[str] = frozenset()
+    if problem.language != "python":
+        # A comment's markers (`//`, `/*`, a Javadoc's `*`) are not prose: KeyBERT reads the
+        # text a reader reads, and the code filter knows the language's own words.
+        language = language_named(problem.language)
+        text = comment_prose(text, language)
+        code_words = frozenset(w.lower() for w in language.reserved_words) | frozenset(
+            _words(code_only(problem.prompt, language))
+        )
     if not WORD.search(text):
         return "the description has no words"
-    doc = _Doc(problem, text, spans)
+    doc = _Doc(problem, text, spans, code_words=code_words)
     if not problem.is_stdio:
         function, parameters, identifiers = _signature_pieces(problem)
         called = {m.lower() for m in re.findall(r"\b([A-Za-z_]\w*)\(", text)}

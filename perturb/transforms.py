@@ -34,8 +34,8 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.languages import language_named
 from benchmarks.problem import Block, LineageStep, Problem
 from benchmarks.pysource import rename_identifier
-from perturb.keywords import KeywordAnalysis, KeywordDecision
 from perturb.clike import anonymize_in_language, invalid_program
+from perturb.keywords import KeywordAnalysis, KeywordDecision
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RNG = "rng"
@@ -604,8 +604,8 @@ def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicabl
     if old is None:
         return NotApplicable("stdin/stdout problems have no function name")
     if problem.language != "python":  # renamed in that language's code (perturb.clike)
-        renamed = anonymize_in_language(problem, new_name)
-        return NotApplicable(renamed) if isinstance(renamed, str) else Variant(*renamed)
+        done = anonymize_in_language(problem, new_name)
+        return NotApplicable(done) if isinstance(done, str) else Variant(*done)
     if problem.metadata.get("name_is_no_hint"):  # every BigCodeBench task is `task_func`
         return NotApplicable(str(problem.metadata["name_is_no_hint"]))
     if not IDENTIFIER.fullmatch(new_name):
