@@ -12,6 +12,7 @@ import sys
 from benchmarks.common.config import add_dataclass_arguments, from_mapping, overrides_from_args
 from benchmarks.common.outputs import declare_output
 from benchmarks.execution import ExecutionConfig, Isolation, execute_samples, read_samples
+from benchmarks.languages import LANGUAGES, language_named
 from benchmarks.loaders import dataset_help, load_benchmark
 
 EXAMPLES = (
@@ -68,6 +69,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def judged_languages() -> str:
+    """Which languages this machine can judge, and how to get the toolchains it lacks."""
+    can, cannot = [], []
+    for name in LANGUAGES:
+        language = language_named(name)
+        toolchain = language.toolchain
+        if name == "python":
+            can.append(language.display_name)
+        elif toolchain is None:
+            cannot.append(f"{language.display_name} (no toolchain in boi yet)")
+        elif toolchain.missing():
+            cannot.append(
+                f"{language.display_name} (needs {', '.join(toolchain.missing())}: "
+                f"{toolchain.install})"
+            )
+        else:
+            can.append(language.display_name)
+    line = "languages judged here: " + ", ".join(can)
+    return line + (f"; not here: {'; '.join(cannot)}" if cannot else "")
+
+
 def format_summary(summary: dict) -> str:
     isolation = Isolation(**summary["isolation"])
     counts = summary["counts"]
@@ -87,7 +109,18 @@ def format_summary(summary: dict) -> str:
         f"{limits['reference_multiplier']:g}x their reference time), memory {limits['memory_mb']} "
         f"MiB, {limits['processes']} processes",
         f"samples {counts['samples']}: passed {counts['passed']}, failed {counts['failed']}, "
-        f"timed out {counts['timed_out']}, errors {counts['errors']}",
+        f"timed out {counts['timed_out']}, errors {counts['errors']}"
+        # Other languages' statuses (absent from summaries written before them).
+        + "".join(
+            f", {label} {counts[key]}"
+            for key, label in (
+                ("compile_errors", "compile errors"),
+                ("runtime_errors", "runtime errors"),
+                ("wrong_answers", "wrong answers"),
+            )
+            if counts.get(key)
+        ),
+        judged_languages(),
     ]
     if counts["unknown_task_ids"]:
         lines.append(f"unknown task ids: {', '.join(counts['unknown_task_ids'][:10])}")
