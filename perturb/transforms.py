@@ -551,7 +551,8 @@ def _invalid_python(problem: Problem) -> str | None:
     if problem.is_stdio:
         sources = [problem.prompt]
     else:
-        sources = [problem.prompt + "    pass\n"]
+        # A method's body (LeetCode's `class Solution`) sits one level deeper.
+        sources = [problem.prompt + "    pass\n", problem.prompt + "        pass\n"]
         if problem.canonical_solution is not None:
             sources.append(problem.prompt + problem.canonical_solution)
     first_error = None
@@ -732,19 +733,9 @@ def drop_constraints(problem: Problem, keywords: KeywordAnalysis | None) -> Vari
 
 @transform("drop_requirements", "1", label="Drop Requirements", family="blocks")
 def drop_requirements(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
-    """Remove the requirements (BigCodeBench's list of the libraries to use: does the model
-    still find the library?); every requirements block, as a docstring may list them twice."""
-    spans, texts, offset = [], [], 0
-    for block in problem.blocks or ():
-        if block.kind == "requirements":
-            spans.append((offset, offset + len(block.text)))
-            texts.append(block.text)
-        offset += len(block.text)
-    if not spans:
-        return NotApplicable("the problem has no requirements")
-    prompt, blocks = remove_spans(problem, spans)
-    removed = {"block": "requirements", "spans": [list(s) for s in spans], "texts": texts}
-    return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
+    """Remove the whole requirements block (BigCodeBench's list of the libraries to use: does
+    the model still find the library?)."""
+    return _drop_block(problem, "requirements", "requirements")
 
 
 @transform("anonymize", "1", label="Anon", family="blocks")

@@ -47,6 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="with one --dataset: where to read it from")
     parser.add_argument("--limit", type=int, help="with --dataset: only the first N problems")
     parser.add_argument(
+        "--released-after",
+        metavar="DATE",
+        help="with --dataset: only problems whose contest date is after DATE (YYYY-MM-DD), "
+        "e.g. the model's training cut-off (LiveCodeBench); recorded in the run's config",
+    )
+    parser.add_argument(
+        "--released-before",
+        metavar="DATE",
+        help="with --dataset: only problems whose contest date is before DATE (YYYY-MM-DD)",
+    )
+    parser.add_argument(
         "--reuse-generations",
         nargs="+",
         default=[],
@@ -74,11 +85,22 @@ def run(args: argparse.Namespace) -> int:
         if args.model:
             raise UserError("--completions replaces the models; leave out --model.")
         overrides["models"] = [completions_spec(args.completions)]
+    window = {"released_after": args.released_after, "released_before": args.released_before}
     if args.dataset:
         overrides["datasets"] = [
-            {"name": d, "data": args.data if len(args.dataset) == 1 else None, "limit": args.limit}
+            {
+                "name": d,
+                "data": args.data if len(args.dataset) == 1 else None,
+                "limit": args.limit,
+                **{k: v for k, v in window.items() if v is not None},
+            }
             for d in args.dataset
         ]
+    elif any(window.values()):
+        raise UserError(
+            "--released-after / --released-before select problems of a --dataset; name it "
+            "(e.g. --dataset livecodebench), or set datasets[].released_after in the config."
+        )
     config = load_run_config(resolve_config_path(args.config), overrides)
     study = RobustnessStudy(config, args.reuse_generations)
     return drive(study, args, solo=["--reuse-generations"] if args.reuse_generations else [])

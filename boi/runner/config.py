@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,17 @@ __all__ = [
 ]
 
 
+def _iso_date(value: str | None, key: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(str(value)).isoformat()
+    except ValueError:
+        raise UserError(
+            f"datasets[].{key} is {value!r}; give a date as YYYY-MM-DD, e.g. 2024-06-01."
+        ) from None
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
     name: str = field(
@@ -52,12 +64,44 @@ class DatasetSpec:
     limit: int | None = field(
         default=None, metadata={"help": "only the first N problems (after task_ids)"}
     )
+    released_after: str | None = field(
+        default=None,
+        metadata={
+            "help": "only problems whose contest date is after this date (YYYY-MM-DD), e.g. a "
+            "model's training cut-off (LiveCodeBench; before task_ids and limit)"
+        },
+    )
+    released_before: str | None = field(
+        default=None,
+        metadata={
+            "help": "only problems whose contest date is before this date (YYYY-MM-DD) "
+            "(LiveCodeBench; before task_ids and limit)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
             raise UserError(
                 f"datasets[].limit is {self.limit}; use a positive number or leave it out."
             )
+        after, before = (
+            _iso_date(self.released_after, "released_after"),
+            _iso_date(self.released_before, "released_before"),
+        )
+        # Compared as text with a problem's YYYY-MM-DD, so kept in that form.
+        object.__setattr__(self, "released_after", after)
+        object.__setattr__(self, "released_before", before)
+        if after and before and after >= before:
+            raise UserError(
+                f"datasets[].released_after {after} is not before released_before {before}; "
+                "the window would hold no problem."
+            )
+
+    def released(self, contest_date: str) -> bool:
+        """Whether a problem of this contest date (YYYY-MM-DD) is inside the release window."""
+        return (not self.released_after or contest_date > self.released_after) and (
+            not self.released_before or contest_date < self.released_before
+        )
 
     @property
     def label(self) -> str:
@@ -222,6 +266,8 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
 # Options added after run directories existed, with the value that means what those runs did:
 # at that value they are left out of the identity, so older directories still resume.
 _LATER_OPTIONS: dict[str, Any] = {"random_seeds": 1, "keyword_file": None}
+# The same for a dataset's options: left out of each dataset's entry when unset.
+_LATER_DATASET_OPTIONS = ("released_after", "released_before")
 
 
 def content_digests(config: RunConfig) -> dict[str, Any]:
@@ -261,6 +307,10 @@ def run_identity(
     for key, old_behaviour in _LATER_OPTIONS.items():
         if identity.get(key) == old_behaviour:
             del identity[key]
+    identity["datasets"] = [
+        {k: v for k, v in spec.items() if not (k in _LATER_DATASET_OPTIONS and v is None)}
+        for spec in identity["datasets"]
+    ]
     # Hashed as the manifest records it (paths portable, `portable_config`), so that a run is
     # the same run from its manifest alone (a merge rebuilds it so) on any machine.
     return dict(portable_config(identity)) if portable else identity

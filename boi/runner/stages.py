@@ -63,7 +63,30 @@ def check_run_models(config: RunConfig) -> None:
             )
 
 
+def _released(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    """The problems inside the dataset's release window (their contest dates)."""
+    if not (spec.released_after or spec.released_before):
+        return problems
+    undated = next((p for p in problems if not p.metadata.get("contest_date")), None)
+    if undated is not None:
+        raise UserError(
+            f"dataset {spec.label}: {undated.task_id} has no contest date, so released_after / "
+            "released_before cannot select it; they apply to datasets that date their problems "
+            "(livecodebench)."
+        )
+    kept = [p for p in problems if spec.released(str(p.metadata["contest_date"]))]
+    if not kept:
+        dates = sorted(str(p.metadata["contest_date"]) for p in problems)
+        raise UserError(
+            f"dataset {spec.label}: no problem was released in the window (after "
+            f"{spec.released_after or 'any date'}, before {spec.released_before or 'any date'}); "
+            f"its contest dates run from {dates[0]} to {dates[-1]}."
+        )
+    return kept
+
+
 def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
+    problems = _released(problems, spec)
     if spec.task_ids:
         by_id = {p.task_id: p for p in problems}
         missing = [t for t in spec.task_ids if t not in by_id]
