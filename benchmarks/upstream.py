@@ -37,6 +37,16 @@ SHIPPED = {
     "humanevalplus": "evalplus v0.1.10 in benchmarks/loaders/data/ (Apache-2.0)",
 }
 
+# Datasets the loaders read from the Hugging Face hub, too large to fetch whole (shown by `boi
+# data list`): the loader downloads the release it is named (huggingface_hub's file download,
+# cached by the hub's client), or reads a path. Upstream publishes no digest per release, so
+# none is pinned; a run records the prompts' digest of what it read (`prompts_sha256`).
+HUB = {
+    "livecodebench": "livecodebench/code_generation_lite on the Hugging Face hub (licence: CC, "
+    "as its card says), about 4.5 GB in release files test.jsonl .. test6.jsonl; boi run "
+    "--dataset livecodebench [--data release_vN, or a path to a file or a folder of them]",
+}
+
 
 @dataclass(frozen=True)
 class UpstreamFile:

@@ -306,3 +306,9 @@ def test_a_release_window_without_dates_or_outside_them_is_one_sentence(tmp_path
     }
     with pytest.raises(UserError, match="from 2023-06-10 to 2024-05-04"):
         load_datasets(load_run_config(None, late))
+
+
+def test_boi_data_list_names_livecodebench_and_where_it_is_read_from(tmp_path, capsys):
+    assert main(["data", "list", "--dir", str(tmp_path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("livecodebench:"))
+    assert "livecodebench/code_generation_lite" in line and "--data release_vN" in line

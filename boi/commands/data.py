@@ -15,6 +15,7 @@ from benchmarks.upstream import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     DEFAULT_DIR,
+    HUB,
     NAMES,
     SHIPPED,
     UPSTREAM_DATA,
@@ -95,6 +96,8 @@ def _list(root: str) -> int:
         print(f"fetch what is not present: boi data fetch{where}")
     for name, source in SHIPPED.items():
         print(f"{name}: shipped with boi, {source}; nothing to fetch")
+    for name, source in HUB.items():
+        print(f"{name}: read from {source}")
     return 0
 
 
