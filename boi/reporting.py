@@ -5,12 +5,14 @@ or any harness's results with the problems file they were generated from. `boi r
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.rundir import read_marker
-from benchmarks.problem import read_problems
+from benchmarks.problem import Problem, read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
 from benchmarks.report.sections import report_sections
 from boi.run_reader import open_run, refuse_shard
@@ -58,6 +60,7 @@ def report_from_files(
     model_name: str = "external",
     setting: str = "default",
     completions: int = 3,
+    released_split: str | None = None,
     log: Callable[[str], None] = lambda message: None,
 ) -> ReportPaths:
     """The report of a run directory or of a results JSONL (+ `problems_file`); `ks` are
@@ -102,7 +105,8 @@ def report_from_files(
         problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
-        out = Path(out) if out else source / "report"
+        default = f"report-released-{released_split}" if released_split else "report"
+        out = Path(out) if out else source / default
     else:
         if not source.exists():
             raise UserError(
@@ -123,6 +127,8 @@ def report_from_files(
         model=model_name,
         setting=setting,
     )
+    if released_split is not None:
+        results = split_by_release(results, problems, released_split)
     # The notes are not logged: they head table.md, which `boi report` prints (logging them
     # too showed each twice).
     fewest: dict[str, int] = {}
@@ -152,6 +158,31 @@ def report_from_files(
         sections=report_sections(source) if source.is_dir() else (),
     )
     return paths
+
+
+def split_by_release(
+    results: list[dict[str, Any]], problems: Mapping[str, Problem], cut_off: str
+) -> list[dict[str, Any]]:
+    """`results` with each row's dataset split at `cut_off` (YYYY-MM-DD) by its problem's
+    contest date: `DATASET before DATE` and `DATASET from DATE` become two columns of the
+    table, each effect measured within its half (a model's training cut-off: hint reliance on
+    problems it may have seen and on problems it cannot have)."""
+    try:
+        day = date.fromisoformat(cut_off).isoformat()
+    except ValueError:
+        raise UserError(f"--released-split {cut_off!r} is not a date; give YYYY-MM-DD.") from None
+    split = []
+    for row in results:
+        problem = problems.get(row["task_id"])
+        released = problem.metadata.get("contest_date") if problem is not None else None
+        if not released:
+            raise UserError(
+                f"{row['task_id']} has no contest date, so --released-split cannot place it; "
+                "it splits runs over datasets that date their problems (livecodebench)."
+            )
+        half = "before" if str(released) < day else "from"
+        split.append({**row, "dataset": f"{row['dataset']} {half} {day}"})
+    return split
 
 
 def rebuild_run_report(run_dir: str | os.PathLike[str]) -> ReportPaths:

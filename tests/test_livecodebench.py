@@ -274,6 +274,16 @@ def test_boi_run_judges_a_release_end_to_end(tmp_path, release, capsys):
         study = RobustnessStudy(_load(_config(tmp_path, release, f"shard{index}"), completions))
         run_study(study, shard=Shard(index, 2), log=print)
         shards.append(out)
+    # The report split at a cut-off date: each effect on the problems before it and from it.
+    capsys.readouterr()
+    assert main(["report", str(whole.out_dir), "--released-split", "2024-01-01"]) == 0
+    split = whole.out_dir / "report-released-2024-01-01" / "table.md"
+    assert split.is_file() and (whole.out_dir / "report" / "table.md").is_file()
+    table = split.read_text()
+    assert "livecodebench before 2024-01-01" in table and "livecodebench from 2024-01-01" in table
+    # Drop Ex costs the problems from the cut-off half their passes, the one before none.
+    assert "### livecodebench from 2024-01-01" in table and "### livecodebench before" in table
+    assert "| 1 | Drop Ex | -25.0% | -50.0% | +0.0% |" in table
     merged = merge_runs(tmp_path / "merged", shards, print)
     table = "table.json"
     assert (merged.out_dir / "report" / table).read_text() == (

@@ -13,6 +13,7 @@ from boi.reporting import report_from_files
 EXAMPLES = (
     "boi report runs/demo",
     "boi report results.jsonl --problems perturbed.jsonl --model-name my-model --out report/",
+    "boi report runs/livecodebench --released-split 2024-06-01",
 )
 """Shown at the end of `--help` (boi/cli.py)."""
 
@@ -62,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="decoding-setting name for results that have none (default: 'default')",
     )
     parser.add_argument(
+        "--released-split",
+        metavar="DATE",
+        help="split each dataset's column at DATE (YYYY-MM-DD) by its problems' contest dates "
+        "(LiveCodeBench): each effect before and from a model's training cut-off, side by side "
+        "(default --out: SOURCE/report-released-DATE)",
+    )
+    parser.add_argument(
         "--completions",
         type=int,
         default=3,
@@ -81,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         model_name=args.model_name,
         setting=args.setting,
         completions=args.completions,
+        released_split=args.released_split,
         log=lambda message: print(f"boi report: {message}", file=sys.stderr),
     )
     print(paths.table_md.read_text(encoding="utf-8"))
