@@ -733,9 +733,20 @@ def drop_constraints(problem: Problem, keywords: KeywordAnalysis | None) -> Vari
 
 @transform("drop_requirements", "1", label="Drop Requirements", family="blocks")
 def drop_requirements(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
-    """Remove the whole requirements block (BigCodeBench's list of the libraries to use: does
-    the model still find the library?)."""
-    return _drop_block(problem, "requirements", "requirements")
+    """Remove the requirements (BigCodeBench's list of the libraries to use: does the model
+    still find the library?); every requirements block, as a docstring may list them twice
+    (BigCodeBench/928)."""
+    spans, texts, offset = [], [], 0
+    for block in problem.blocks or ():
+        if block.kind == "requirements":
+            spans.append((offset, offset + len(block.text)))
+            texts.append(block.text)
+        offset += len(block.text)
+    if not spans:
+        return NotApplicable("the problem has no requirements")
+    prompt, blocks = remove_spans(problem, spans)
+    removed = {"block": "requirements", "spans": [list(s) for s in spans], "texts": texts}
+    return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
 
 
 @transform("anonymize", "1", label="Anon", family="blocks")
