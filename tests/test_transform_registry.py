@@ -211,6 +211,8 @@ def test_report_labels_are_the_papers_table_3_rows():
         "drop_one": "Drop One",
         "drop_all": "Drop All",
         "drop_examples": "Drop Ex",
+        "drop_constraints": "Drop Constraints",
+        "drop_requirements": "Drop Requirements",
         "anonymize": "Anon",
         "anon_drop_one": "Anon+Drop One",
         "anon_drop_all": "Anon+Drop All",
