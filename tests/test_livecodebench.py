@@ -322,3 +322,22 @@ def test_boi_data_list_names_livecodebench_and_where_it_is_read_from(tmp_path, c
     assert main(["data", "list", "--dir", str(tmp_path)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("livecodebench:"))
     assert "livecodebench/code_generation_lite" in line and "--data release_vN" in line
+
+
+def test_a_chat_reply_is_read_for_both_kinds(release):
+    """What a chat model writes (the whole class; a whole program) is read into a completion
+    of the prompt that passes: the functional one with its method's body."""
+    from benchmarks.generation.replies import read_completion_reply
+
+    problems = {p.task_id: p for p in load_benchmark("livecodebench", release).problems}
+    leetcode, codeforces = problems["LiveCodeBench/9100"], problems["LiveCodeBench/9001A"]
+    method = (
+        "class Solution:\n    def largestDifference(self, nums: List[int]) -> int:\n"
+        "        return max([0] + [b - a for i, a in enumerate(nums) for b in nums[i + 1 :]])\n"
+    )
+    reading = read_completion_reply(f"Sure:\n```python\n{method}```\n", leetcode.prompt, chat=True)
+    assert reading.status == "extracted" and reading.completion.startswith("        return max(")
+    exec(leetcode.program(reading.completion), {})  # passes: check() raises on a wrong answer
+    program = "import sys\ns = sys.stdin.readline()\nprint(s.count('R') - s.count('L'))\n"
+    reading = read_completion_reply(f"```python\n{program}```", codeforces.prompt, chat=True)
+    assert reading.completion == program

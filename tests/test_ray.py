@@ -60,3 +60,42 @@ def test_ray_shards_merge_into_the_unsharded_report(local_cluster, tmp_path):
         ).read_bytes(), name
     assert all((d / "manifest.json").is_file() for d in shard_dirs(merged.out_dir, 2))
     assert any("2 shards" in line for line in lines)
+
+
+def test_a_livecodebench_release_runs_as_ray_tasks(local_cluster, tmp_path):
+    """The driver's --ray for a dataset read from a user's release file, judged from given
+    completions (issue 45): the merged report is the unsharded run's."""
+    import json
+
+    from tests.livecodebench_helpers import SOLUTIONS, write_release
+
+    release = write_release(tmp_path / "test.jsonl")
+    completions = tmp_path / "completions.jsonl"
+    completions.write_text(
+        "".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in SOLUTIONS.items())
+    )
+
+    def config(out: Path) -> Any:
+        return load_run_config(
+            None,
+            {
+                "out_dir": str(out),
+                "datasets": [{"name": "livecodebench", "data": str(release)}],
+                "transforms": ["original"],
+                "name_only_probe": False,
+                "models": [{"kind": "completions", "model": str(completions)}],
+                "settings": [{"label": "given", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+                "seeds": [0],
+                "bootstrap": 0,
+            },
+        )
+
+    whole = run_robustness(config(tmp_path / "whole" / "run"), lambda m: None)
+    merged = run_study_on_ray(RobustnessStudy(config(tmp_path / "ray" / "run")), None, 2)
+    table = "table.json"
+    assert (merged.out_dir / "report" / table).read_bytes() == (
+        whole.out_dir / "report" / table
+    ).read_bytes()
+    (results,) = (merged.out_dir / "results").glob("completions-*/given.jsonl")
+    passed = {r["task_id"]: r["passed"] for r in map(json.loads, results.open())}
+    assert passed == dict.fromkeys(SOLUTIONS, True)  # stdin and functional, judged in the tasks
