@@ -260,6 +260,12 @@ def _toolchain_of(language: str) -> Toolchain:
     return toolchain
 
 
+def _read_paths(language: str) -> tuple[str, ...]:
+    toolchain = _toolchain_of(language)
+    prepared = toolchain.prepare() if toolchain.prepare is not None else ()
+    return (*toolchain.read_paths, *prepared)
+
+
 def problem_toolchain(problem: Problem) -> Toolchain | None:
     """The toolchain that builds `problem`'s programs (None for Python, and for a language
     without one)."""
@@ -346,8 +352,7 @@ class _Worker:
             "cgroup_procs": pool.cgroups.procs_files(self.index),
             # What each toolchain's build jobs may read beyond the default set (Landlock).
             "toolchains": {
-                language: {"read": list(_toolchain_of(language).read_paths)}
-                for language in pool.languages
+                language: {"read": list(paths)} for language, paths in pool.read_paths.items()
             },
             "preload": list(config.preload),
             "max_output_mb": config.max_output_mb,
@@ -432,6 +437,9 @@ class WorkerPool:
         # Languages other than Python this pool builds (job mode "build"): each worker
         # prepares their Landlock rulesets and proves each toolchain on a known-good program.
         self.languages = tuple(sorted(set(languages) - {"python"}))
+        # What each toolchain's build jobs may read beyond the default set: its fixed paths and
+        # what its `prepare` built on this machine (before any worker starts, outside it).
+        self.read_paths = {language: _read_paths(language) for language in self.languages}
         self.size = config.resolved_workers()
         self.uid_slot = secrets.randbelow(1 << 30)
         _remove_stale_scratch()

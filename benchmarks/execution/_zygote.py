@@ -419,7 +419,15 @@ class Zygote:
 
     def _setup_filesystem(self) -> None:
         config = self.config
-        needed = _needed_paths()
+        # The toolchains' read paths too: one may lie under a private home or /tmp (a compiled
+        # layer in boi's cache), which must stay reachable for its build jobs; Landlock still
+        # grants it to those jobs only.
+        needed = _needed_paths() + [
+            path
+            for toolchain in config.get("toolchains", {}).values()
+            for path in toolchain.get("read", ())
+            if os.path.exists(path)
+        ]
         try:
             _kernel.mount(None, "/", None, _kernel.MS_REC | _kernel.MS_PRIVATE)
             scratch = _fixed_scratch(needed) or config["fallback_scratch"]

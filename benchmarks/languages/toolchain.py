@@ -56,7 +56,12 @@ class Toolchain:
     program prints its marker with " wrong" instead. `assemble(problem, completion, marker)`:
     the `Build` of one sample. `probe`: a known-good (prompt, completion, test) of a function
     `add` returning the sum of two integers, which every sandbox worker must pass before it
-    judges this language (a toolchain that cannot run there is refused, not scored zero)."""
+    judges this language (a toolchain that cannot run there is refused, not scored zero).
+    `prepare()`: makes ready, outside the sandbox and before a pool starts, what these jobs
+    read that is built on this machine from trusted data (Go's compiled vendor layer), and
+    returns those folders, granted like `read_paths`; a UserError says what is missing.
+    `unready()`: what this machine lacks beyond `programs`, with how to get it (None when
+    nothing), for the line that says which languages can be judged here."""
 
     programs: tuple[str, ...]
     install: str
@@ -66,6 +71,8 @@ class Toolchain:
     compile_timeout: float = 20.0
     run_timeout: float = 3.0
     assert_failure: str | None = None
+    prepare: Callable[[], tuple[str, ...]] | None = None
+    unready: Callable[[], str | None] | None = None
 
     def missing(self) -> list[str]:
         """The programs of `programs` not found on PATH."""
