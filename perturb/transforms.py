@@ -609,6 +609,11 @@ def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicabl
         return NotApplicable(done) if isinstance(done, str) else Variant(*done)
     if problem.metadata.get("name_is_no_hint"):  # every BigCodeBench task is `task_func`
         return NotApplicable(str(problem.metadata["name_is_no_hint"]))
+    if "." in old:  # LiveCodeBench's LeetCode problems: the tests call Solution.METHOD
+        return NotApplicable(
+            f"the function under test is a method ({old}); renaming a class's method is not "
+            "supported yet"
+        )
     if not IDENTIFIER.fullmatch(new_name):
         raise UserError(f"anonymize name {new_name!r} is not a Python identifier; use e.g. 'func'.")
     if old == new_name:
