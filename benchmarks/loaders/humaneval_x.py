@@ -99,20 +99,20 @@ def load_humaneval_x(language: str, data: str | os.PathLike[str] | None = None) 
                 f"{seen[task_id]}; task ids must be unique."
             )
         seen[task_id] = lineno
-        name = entry_point(record["declaration"], language)
-        if name is None:
+        entry = entry_point(record["declaration"], language)
+        if entry is None:
             raise UserError(
                 f"{path} line {lineno}: field 'declaration' defines no {lang.display_name} "
                 "function; it must end with the signature of the function under test."
             )
-        if not any(n == name for n, _ in definitions(record["prompt"], lang)):
+        if not any(n == entry for n, _ in definitions(record["prompt"], lang)):
             raise UserError(
-                f"{path} line {lineno}: field 'prompt' does not define {name}, the function its "
+                f"{path} line {lineno}: field 'prompt' does not define {entry}, the function its "
                 "'declaration' ends with; the two must name the same function."
             )
-        if not identifier_pattern(name).search(code_only(record["test"], lang)):
+        if not identifier_pattern(entry).search(code_only(record["test"], lang)):
             raise UserError(
-                f"{path} line {lineno}: field 'test' never calls {name}; it must test the "
+                f"{path} line {lineno}: field 'test' never calls {entry}; it must test the "
                 "function its 'declaration' ends with."
             )
         number = task_id.rpartition("/")[2]
@@ -126,7 +126,7 @@ def load_humaneval_x(language: str, data: str | os.PathLike[str] | None = None) 
                 task_id=task_id,
                 benchmark=benchmark,
                 prompt=record["prompt"],
-                entry_point=name,
+                entry_point=entry,
                 test=record["test"],
                 canonical_solution=record["canonical_solution"],
                 metadata=metadata,
