@@ -39,8 +39,8 @@ SHIPPED = {
 
 # Datasets the loaders read from the Hugging Face hub, too large to fetch whole (shown by `boi
 # data list`): the loader downloads the release it is named (huggingface_hub's file download,
-# cached by the hub's client), or reads a path. Upstream publishes no digest per release, so
-# none is pinned; a run records the prompts' digest of what it read (`prompts_sha256`).
+# cached by the hub's client), or reads a path; the loader checks the release files' published
+# sha256 (`benchmarks.loaders.livecodebench.PUBLISHED_SHA256`).
 HUB = {
     "livecodebench": "livecodebench/code_generation_lite on the Hugging Face hub (licence: CC, "
     "as its card says), about 4.5 GB in release files test.jsonl .. test6.jsonl; boi run "

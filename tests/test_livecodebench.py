@@ -346,3 +346,25 @@ def test_a_chat_reply_is_read_for_both_kinds(release):
     program = "import sys\ns = sys.stdin.readline()\nprint(s.count('R') - s.count('L'))\n"
     reading = read_completion_reply(f"```python\n{program}```", codeforces.prompt, chat=True)
     assert reading.completion == program
+
+
+def test_release_files_are_recorded_by_digest_and_checked_against_the_published_ones(
+    tmp_path, monkeypatch
+):
+    import huggingface_hub
+
+    from benchmarks.common.provenance import file_sha256
+
+    release = write_release(tmp_path / "test2.jsonl")  # a release file's name, not its content
+    loaded = load_benchmark("livecodebench", release)
+    digest = file_sha256(release)
+    assert {p.metadata["release_sha256"] for p in loaded.problems} == {digest}
+    (issue,) = loaded.issues  # a local file is loaded as given, and said to differ
+    assert issue.task_id == str(release) and "not upstream's published test2.jsonl" in issue.reason
+
+    # From the hub, a file that is not the published one is refused.
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, **kw: str(release))
+    with pytest.raises(UserError, match=r"the hub's test2.jsonl .* upstream changed it"):
+        load_benchmark("livecodebench", "v2")
+    monkeypatch.setitem(lcb.PUBLISHED_SHA256, "test2.jsonl", digest)
+    assert not load_benchmark("livecodebench", "v2").issues

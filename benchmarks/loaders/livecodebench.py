@@ -7,7 +7,9 @@ stdin/stdout problems), `difficulty`, `public_test_cases` (a JSON text: a list o
 output, testtype}`, testtype `stdin` or `functional`), `private_test_cases` (the same list, as a
 JSON text or as base64 of zlib of a *pickle* of that JSON text) and `metadata` (a JSON text;
 `func_name` names a functional problem's method). The hub's release `release_vN` is the files
-`test.jsonl` .. `testN.jsonl`; `vN` alone is `testN.jsonl` (`test.jsonl` for v1).
+`test.jsonl` .. `testN.jsonl`; `vN` alone is `testN.jsonl` (`test.jsonl` for v1). A download
+whose sha256 is not the published one (`PUBLISHED_SHA256`) is refused, a local file's is
+reported; every problem records its file's sha256 (`release_sha256`).
 
 The private tests are never unpickled: `pickled_text` walks the pickle's opcodes
 (`pickletools.genops`, which parses and runs nothing) and accepts exactly the shape upstream
@@ -40,6 +42,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.provenance import file_sha256
 from benchmarks.loaders.code_contests import output_judge, statement_prompt
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem, StdioTest
@@ -60,6 +63,17 @@ METADATA_FIELDS = ("question_title", "platform", "contest_id", "difficulty")
 RELEASES = 6
 """The releases the hub holds: `release_v1` .. `release_v6` (and each `vN` alone)."""
 RELEASE_NAME = re.compile(r"(?:release_)?v\d+")
+# The sha256 of upstream's release files, as the hub's LFS pointers publish them: test6.jsonl
+# on its own blob page (revision 524c37b0ab3f1c76760d7922a04cd3fb3850d92c), test2..test5 as
+# the repository's duplicates on the hub hold them (an LFS pointer names the content, so a
+# duplicate holds the same). test.jsonl's digest is not known here: it is recorded, unchecked.
+PUBLISHED_SHA256 = {
+    "test2.jsonl": "095df7c5daf15f882c51a9deb84085cff1e073495a5dbcf95015a564d485f3a3",
+    "test3.jsonl": "28ed26cc83363ce3f1fe2d5fad9f8393077beb1907b167a31bd3b32f80801b79",
+    "test4.jsonl": "d711138ddaebfcf5f8ec6a4283ee677298c0f5c5d374a235af92aaf0584510da",
+    "test5.jsonl": "7f77571c2a6df0c2a72a3277650309f67e01e0008e18117e624633df53f81214",
+    "test6.jsonl": "bb4c364f71921c4495a6ad15abe1a927350b720009f4933e2e71f8af0f6fd1f5",
+}
 
 # Caps on what one problem's private tests may unpack to. Upstream's largest problems carry
 # tens of megabytes of tests; the caps are far above that and far below what would exhaust
@@ -222,7 +236,7 @@ def _functional_test(cases: list[dict[str, str]], where: Where) -> str:
     )
 
 
-def _problem(path: Path, lineno: int, record: dict[str, Any], release: str) -> Problem:
+def _problem(path: Path, lineno: int, record: dict[str, Any], release: str, digest: str) -> Problem:
     require_fields(path, lineno, record, FIELDS)
     content = record["question_content"]
     if not isinstance(content, str) or not content.strip():
@@ -238,6 +252,10 @@ def _problem(path: Path, lineno: int, record: dict[str, Any], release: str) -> P
         **{k: record[k] for k in METADATA_FIELDS if k in record},
         "contest_date": when.isoformat(),
         "release": release,
+        # The file the problem and its tests came from, by content: what a run read, recorded
+        # in its problems.jsonl (the prompts' digest does not cover the tests).
+        "release_file": path.name,
+        "release_sha256": digest,
     }
     task_id = f"LiveCodeBench/{record['question_id']}"
     starter = record["starter_code"] or ""
@@ -296,7 +314,7 @@ def _from_hub(version: str) -> list[Path]:
     try:
         from huggingface_hub import hf_hub_download  # only a download needs it
 
-        return [
+        paths = [
             Path(hf_hub_download(HUB_REPO, f, repo_type="dataset", revision="main")) for f in files
         ]
     except Exception as err:
@@ -306,6 +324,15 @@ def _from_hub(version: str) -> list[Path]:
             f"https://huggingface.co/datasets/{HUB_REPO} and pass --data PATH (a release "
             "file, or a folder of them)."
         ) from None
+    for name, path in zip(files, paths, strict=True):
+        published = PUBLISHED_SHA256.get(name)
+        if published is not None and file_sha256(path) != published:
+            raise UserError(
+                f"the hub's {name} ({path}) is not the published release (sha256 "
+                f"{file_sha256(path)[:12]}..., published {published[:12]}...): upstream changed "
+                "it; to use it anyway, pass that path with --data."
+            )
+    return paths
 
 
 def _rows(paths: list[Path]) -> Iterator[tuple[Path, int, dict[str, Any]]]:
@@ -343,8 +370,19 @@ def load_livecodebench(data: str | os.PathLike[str] | None = None) -> LoadResult
     paths, release = _paths(data)
     problems: dict[str, Problem] = {}
     issues = []
+    digests = {path: file_sha256(path) for path in paths}
+    for path, digest in digests.items():
+        published = PUBLISHED_SHA256.get(path.name)
+        if published is not None and digest != published:
+            issues.append(
+                LoadIssue(
+                    str(path),
+                    f"not upstream's published {path.name} (sha256 {digest[:12]}..., published "
+                    f"{published[:12]}...); loaded as given",
+                )
+            )
     for path, lineno, record in _rows(paths):
-        problem = _problem(path, lineno, record, release)
+        problem = _problem(path, lineno, record, release, digests[path])
         if problem.task_id in problems:
             issues.append(LoadIssue(problem.task_id, f"repeated at {path} line {lineno}"))
             continue
