@@ -368,3 +368,28 @@ def test_release_files_are_recorded_by_digest_and_checked_against_the_published_
         load_benchmark("livecodebench", "v2")
     monkeypatch.setitem(lcb.PUBLISHED_SHA256, "test2.jsonl", digest)
     assert not load_benchmark("livecodebench", "v2").issues
+
+
+@pytest.mark.parametrize("separate", [True, False], ids=["separated", "single-process"])
+def test_a_method_is_judged_in_the_sandbox_on_a_new_instance_per_test(release, tmp_path, separate):
+    """Both judging modes call Solution.METHOD on a new Solution() for each test, as LeetCode
+    does: a solution that keeps its first answer on the instance passes only so."""
+    from benchmarks.execution import ExecutionConfig, execute_samples
+
+    problems = [p for p in load_benchmark("livecodebench", release).problems if not p.is_stdio]
+    keeps_first = (  # right on a fresh instance, wrong from the second test on a shared one
+        "        if not hasattr(self, 'first'):\n"
+        "            self.first = max(0, max(b - a for i, a in enumerate(nums) for b in nums[i + 1 :]))\n"
+        "        return self.first\n"
+    )
+    samples = [
+        {"task_id": "LiveCodeBench/9100", "completion": SOLUTIONS["LiveCodeBench/9100"]},
+        {"task_id": "LiveCodeBench/9100", "completion": "        return max(nums) - min(nums)\n"},
+        {"task_id": "LiveCodeBench/9100", "completion": keeps_first},
+    ]
+    config = ExecutionConfig(
+        timeout=2.0, calibrate=False, reference_timing=False, workers=1, separate_candidate=separate
+    )
+    out = tmp_path / "results.jsonl"
+    execute_samples(problems, samples, config, out)
+    assert [json.loads(line)["passed"] for line in out.open()] == [True, False, True]
