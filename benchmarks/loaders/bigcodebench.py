@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,7 +44,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
-from benchmarks.upstream import fetched_path
+from benchmarks.upstream import fetched_path, sha256_of
 
 BCB_FIELDS = ("task_id", "complete_prompt", "canonical_solution", "test", "entry_point", "libs")
 ENTRY_POINT = "task_func"
@@ -71,8 +73,12 @@ def check(candidate):
         _boi_suite
     )
     for _boi_test, _boi_trace in _boi_result.errors + _boi_result.failures:
-        _boi_lines = _boi_trace.strip().splitlines()
-        raise AssertionError(f"{{_boi_test.id()}}: {{_boi_lines[-1] if _boi_lines else ''}}")
+        # The exception's first line: the first unindented line after the last frame.
+        _boi_lines = _boi_trace.splitlines()
+        _boi_frames = [i for i, line in enumerate(_boi_lines) if line.startswith("  File ")]
+        _boi_after = _boi_lines[_boi_frames[-1] + 1 if _boi_frames else 0 :]
+        _boi_why = next((line for line in _boi_after if line[:1].strip()), "")
+        raise AssertionError(f"{{_boi_test.id()}}: {{_boi_why}}")
     for _boi_test, _boi_why in _boi_result.skipped:
         raise AssertionError(f"{{_boi_test.id()}} was skipped ({{_boi_why}})")
     if _boi_result.unexpectedSuccesses:
@@ -82,10 +88,16 @@ def check(candidate):
 '''
 
 
+def _parse(source: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # upstream regexes such as '\S' warn; they still parse
+        return ast.parse(source)
+
+
 def imported_modules(source: str) -> set[str]:
     """The top-level modules `source` imports (absolute imports, anywhere in it)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, ast.Import):
             found |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -113,11 +125,11 @@ def tier_of(modules: Iterable[str]) -> str:
     return "installed" if all(importlib.util.find_spec(m) for m in outside) else "unavailable"
 
 
-def test_classes(test: str) -> list[str]:
+def testcase_classes(test: str) -> list[str]:
     """The names of the `TestCase` classes the tests define at their top level."""
     return [
         node.name
-        for node in ast.parse(test).body
+        for node in _parse(test).body
         if isinstance(node, ast.ClassDef)
         and any(ast.unparse(base).split(".")[-1] == "TestCase" for base in node.bases)
     ]
@@ -135,7 +147,7 @@ def _problem(path: Path, lineno: int, record: dict[str, Any]) -> tuple[Problem, 
         )
     try:
         modules = task_modules(record)
-        classes = test_classes(record["test"])
+        classes = testcase_classes(record["test"])
     except (SyntaxError, ValueError) as err:
         raise UserError(f"{path} line {lineno}: the task's code does not parse ({err}).") from None
     if not classes:
@@ -156,18 +168,22 @@ def _problem(path: Path, lineno: int, record: dict[str, Any]) -> tuple[Problem, 
     return problem, modules
 
 
+def source_path(data: str | os.PathLike[str] | None = None) -> Path:
+    """`data`, else the file `boi data fetch bigcodebench` put in data/bigcodebench/."""
+    if data is not None:
+        return Path(data)
+    found = fetched_path("bigcodebench")
+    if found is None:
+        raise UserError(
+            "BigCodeBench is not in data/bigcodebench/; run `boi data fetch bigcodebench` "
+            "(or pass the file with --data)."
+        )
+    return found
+
+
 def load_bigcodebench_all(data: str | os.PathLike[str] | None = None) -> LoadResult:
     """Every BigCodeBench task, each with its tier in `metadata["tier"]`."""
-    if data is not None:
-        path = Path(data)
-    else:
-        found = fetched_path("bigcodebench")
-        if found is None:
-            raise UserError(
-                "BigCodeBench is not in data/bigcodebench/; run `boi data fetch bigcodebench` "
-                "(or pass the file with --data)."
-            )
-        path = found
+    path = source_path(data)
     problems, seen = [], set()
     for lineno, record in iter_jsonl(path):
         problem, _ = _problem(path, lineno, record)
@@ -180,10 +196,15 @@ def load_bigcodebench_all(data: str | os.PathLike[str] | None = None) -> LoadRes
     return LoadResult(problems)
 
 
-def load_bigcodebench(data: str | os.PathLike[str] | None = None) -> LoadResult:
-    """BigCodeBench's standard-library tier (the tasks the sandbox can judge); the other
-    tiers are reported as left out, one issue per tier with its count and libraries."""
-    everything = load_bigcodebench_all(data)
+def load_bigcodebench(
+    data: str | os.PathLike[str] | None = None, *, reference_check: bool = True
+) -> LoadResult:
+    """BigCodeBench's standard-library tier (the tasks the sandbox can judge), without the
+    tasks whose reference solution fails there (`REFERENCE_FILE`, for the pinned file; with
+    `reference_check=False`, with them). What is left out is reported: one issue per tier
+    with its count and libraries, one for the failing references."""
+    path = source_path(data)
+    everything = load_bigcodebench_all(path)
     kept = [p for p in everything.problems if p.metadata["tier"] == "stdlib"]
     issues = []
     for tier in TIERS[1:]:
@@ -207,4 +228,34 @@ def load_bigcodebench(data: str | os.PathLike[str] | None = None) -> LoadResult:
                 dropped=True,
             )
         )
+    if reference_check:
+        kept, issue = _without_failing_references(path, kept)
+        issues.append(issue)
     return LoadResult(kept, issues)
+
+
+REFERENCE_FILE = Path(__file__).parent / "data" / "bigcodebench-reference.json"
+"""The standard-library tier's reference check, run once on the pinned file
+(`scripts/bigcodebench_reference.py`): the tasks whose canonical solution fails in the sandbox
+under separated judging, each with the reason."""
+
+
+def _without_failing_references(
+    path: Path, problems: list[Problem]
+) -> tuple[list[Problem], LoadIssue]:
+    checked = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
+    if checked["source_sha256"] != sha256_of(path):
+        return problems, LoadIssue(
+            f"{len(problems)} tasks",
+            "kept with their references unchecked: the reference check was run on the pinned "
+            "file, not this one (python scripts/bigcodebench_reference.py FILE checks it)",
+        )
+    failing = checked["failures"]
+    kept = [p for p in problems if p.task_id not in failing]
+    return kept, LoadIssue(
+        f"{len(problems) - len(kept)} tasks whose reference solution fails in the sandbox",
+        "left out: their tests need what separated judging withholds (a directory shared with "
+        "the candidate, a patch inside its process, the network) or the reference is wrong; "
+        f"each task's reason is in benchmarks/loaders/data/{REFERENCE_FILE.name}",
+        dropped=True,
+    )

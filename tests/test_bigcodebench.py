@@ -1,0 +1,232 @@
+"""BigCodeBench (issue 45): the loader, its tiers, the blocks of its docstrings, Drop
+Requirements, Anonymize not applying, and its TestCase classes judged in the sandbox.
+
+The real file is read from the shared data (skipped without it); the rest uses records written
+here, in the upstream file's shape."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.common.errors import UserError
+from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.loaders import load_benchmark
+from benchmarks.loaders.bigcodebench import (
+    REFERENCE_FILE,
+    load_bigcodebench,
+    load_bigcodebench_all,
+)
+from benchmarks.reference_check import reference_failures
+from perturb.blocks import split_blocks, split_dataset
+from perturb.transforms import NotApplicable, get_transform
+from tests.conftest import SHARED_DATA
+
+BCB_FILE = SHARED_DATA / "bigcodebench" / "BigCodeBench.jsonl.gz"
+
+PROMPT = '''import re
+from collections import Counter
+
+def task_func(text, top=2):
+    """
+    Count the words of a text and give back the most frequent ones.
+
+    Parameters:
+    - text (str): The text to count.
+    - top (int): How many words to give back.
+
+    Requirements:
+    - re
+    - collections.Counter
+
+    Returns:
+    list: (word, count) pairs, the most frequent first.
+
+    Example:
+    >>> task_func("a b a")
+    [('a', 2), ('b', 1)]
+    """
+'''
+SOLUTION = "    return Counter(re.findall(r'\\w+', text.lower())).most_common(top)\n"
+TESTS = """import unittest
+
+class TestCases(unittest.TestCase):
+    def test_counts(self):
+        self.assertEqual(task_func("a b a"), [("a", 2), ("b", 1)])
+
+    def test_case_is_ignored(self):
+        self.assertEqual(task_func("B b a", top=1), [("b", 2)])
+
+    def test_raises(self):
+        with self.assertRaises(AttributeError):
+            task_func(None)
+"""
+
+
+def record(task_id: str = "BigCodeBench/0", **changes: object) -> dict:
+    return {
+        "task_id": task_id,
+        "complete_prompt": PROMPT,
+        "instruct_prompt": "",
+        "canonical_solution": SOLUTION,
+        "code_prompt": "",
+        "test": TESTS,
+        "entry_point": "task_func",
+        "doc_struct": "{}",
+        "libs": "['re', 'collections']",
+        **changes,
+    }
+
+
+def write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def real():
+    if not BCB_FILE.is_file():
+        pytest.skip(f"{BCB_FILE} not present")
+    return load_bigcodebench_all(BCB_FILE)
+
+
+def test_every_real_prompt_splits_into_its_sections_byte_for_byte(real) -> None:
+    assert len(real.problems) == 1140
+    split = split_dataset(real.problems)
+    assert split.failures == {}
+    for problem in split.problems:
+        assert "".join(b.text for b in problem.blocks) == problem.prompt, problem.task_id
+        kinds = Counter(b.kind for b in problem.blocks)
+        # BigCodeBench/928 lists its requirements twice; Drop Requirements drops both.
+        assert kinds["requirements"] >= 1 and kinds["examples"] == 1, problem.task_id
+        assert problem.block("requirements").text.strip().startswith("Requirement")
+        assert problem.absent_blocks == {}, problem.task_id
+    (twice,) = [p for p in split.problems if p.task_id == "BigCodeBench/928"]
+    (dropped,) = get_transform("drop_requirements")(twice)
+    assert "Requirements:" not in dropped.prompt and "Parameters:" in dropped.prompt
+    # The tiers are computed from the imports: the figure docs/how-to/bigcodebench.md gives.
+    tiers = Counter(p.metadata["tier"] for p in real.problems)
+    assert tiers["stdlib"] == 300
+
+
+def test_the_pinned_file_leaves_out_the_tasks_whose_reference_fails() -> None:
+    if not BCB_FILE.is_file():
+        pytest.skip(f"{BCB_FILE} not present")
+    loaded = load_benchmark("bigcodebench", BCB_FILE)
+    checked = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
+    assert checked["checked"] == 300 and len(loaded.problems) == 300 - len(checked["failures"])
+    assert not {p.task_id for p in loaded.problems} & set(checked["failures"])
+    assert loaded.issues[-1].task_id == (
+        f"{len(checked['failures'])} tasks whose reference solution fails in the sandbox"
+    )
+
+
+def test_the_dataset_loads_the_standard_library_tier_and_says_what_it_left_out(
+    tmp_path,
+) -> None:
+    path = write(
+        tmp_path / "bcb.jsonl",
+        [
+            record(),
+            record("BigCodeBench/1", libs="['numpy']"),
+            record("BigCodeBench/2", libs="['no_such_library_here']"),
+        ],
+    )
+    loaded = load_benchmark("bigcodebench", path)
+    assert [p.task_id for p in loaded.problems] == ["BigCodeBench/0"]
+    assert loaded.problems[0].metadata["tier"] == "stdlib"
+    assert [(i.task_id, i.dropped) for i in loaded.issues] == [
+        ("1 tasks of tier installed", True),
+        ("1 tasks of tier unavailable", True),
+        ("1 tasks", False),  # not the pinned file: its references were not checked
+    ]
+    assert "references unchecked" in loaded.issues[2].reason
+    every = load_bigcodebench_all(path)
+    assert [p.metadata["tier"] for p in every.problems] == ["stdlib", "installed", "unavailable"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"entry_point": "f"}, "line 1: entry_point is 'f'"),
+        ({"test": "x = 1\n"}, "line 1: the tests define no unittest.TestCase class"),
+        ({"test": "def (:\n"}, "line 1: the task's code does not parse"),
+    ],
+)
+def test_a_wrong_record_is_refused_naming_its_line(tmp_path, changes, says) -> None:
+    path = write(tmp_path / "bcb.jsonl", [record(**changes)])
+    with pytest.raises(UserError, match=says.replace("(", r"\(")):
+        load_bigcodebench(path)
+
+
+def test_drop_requirements_drop_examples_and_anonymize(tmp_path) -> None:
+    problem = split_blocks(load_bigcodebench(write(tmp_path / "b.jsonl", [record()])).problems[0])
+    assert [b.kind for b in problem.blocks] == [
+        "prefix",
+        "name",
+        "description",
+        "io_spec",
+        "requirements",
+        "io_spec",
+        "examples",
+        "suffix",
+    ]
+    (dropped,) = get_transform("drop_requirements")(problem)
+    assert "Requirements" not in dropped.prompt and "collections.Counter" not in dropped.prompt
+    assert "Returns:" in dropped.prompt and "Parameters:" in dropped.prompt
+    assert dropped.prompt == problem.prompt.replace(problem.block("requirements").text, "")
+    assert dropped.lineage[-1].changes["removed"][0]["block"] == "requirements"
+    (no_example,) = get_transform("drop_examples")(problem)
+    assert ">>>" not in no_example.prompt and "Requirements:" in no_example.prompt
+    for name in ("anonymize", "anon_drop_examples"):
+        outcome = get_transform(name)(problem)
+        assert isinstance(outcome, NotApplicable) and "task_func" in outcome.reason, name
+    # Elsewhere Anonymize still applies.
+    other = problem.replace(benchmark="jsonl", metadata={})
+    assert not isinstance(get_transform("anonymize")(other), NotApplicable)
+
+
+def test_test_cases_are_judged_in_the_sandbox_separated(tmp_path) -> None:
+    """The reference passes; a wrong answer, an error, a skip and no test at all fail; a test
+    that patches a module in the tests' process cannot reach the candidate's, so its task's
+    reference is listed by the reference check with the reason."""
+    skipping = TESTS.replace(
+        "    def test_counts(self):\n",
+        "    def test_counts(self):\n        self.skipTest('not here')\n",
+    )
+    patching = (
+        "import unittest\nfrom unittest.mock import patch\n\nclass TestCases(unittest.TestCase):\n"
+        "    def test_patched(self):\n"
+        "        with patch('re.findall', return_value=['z']):\n"
+        "            self.assertEqual(task_func('a'), [('z', 1)])\n"
+    )
+    empty = "import unittest\n\nclass TestCases(unittest.TestCase):\n    pass\n"
+    path = write(
+        tmp_path / "bcb.jsonl",
+        [
+            record(),
+            record("BigCodeBench/1", test=skipping),
+            record("BigCodeBench/2", test=patching),
+            record("BigCodeBench/3", test=empty),
+        ],
+    )
+    problems = load_bigcodebench(path).problems
+    failures = reference_failures(problems, work_dir=tmp_path)
+    assert sorted(failures) == ["BigCodeBench/1", "BigCodeBench/2", "BigCodeBench/3"]
+    assert "was skipped (not here)" in failures["BigCodeBench/1"]
+    assert "test_patched" in failures["BigCodeBench/2"]
+    assert "no test ran" in failures["BigCodeBench/3"]
+    wrong = [
+        {"task_id": "BigCodeBench/0", "completion": "    return [('a', 2)]\n"},
+        {"task_id": "BigCodeBench/0", "completion": "    raise ValueError('no')\n"},
+    ]
+    out = tmp_path / "results.jsonl"
+    execute_samples(problems, wrong, ExecutionConfig(), out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["passed"] for r in rows] == [False, False]
+    # The reason names the test and its exception's first line.
+    assert "test_case_is_ignored: AssertionError: Lists differ" in rows[0]["result"]
+    assert "test_case_is_ignored: ValueError: no" in rows[1]["result"]
