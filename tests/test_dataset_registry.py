@@ -48,11 +48,16 @@ def test_builtin_datasets_are_registered():
         "code_contests",
         "bigcodebench",
         "livecodebench",
+        "humaneval_x_cpp",
+        "humaneval_x_java",
+        "humaneval_x_js",
+        "humaneval_x_go",
         "recode_humaneval",
         "recode_mbpp",
     ]
     assert dataset_help() == (
         "humaneval, humanevalplus, mbpp, code_contests, bigcodebench, livecodebench, "
+        "humaneval_x_cpp, humaneval_x_java, humaneval_x_js, humaneval_x_go, "
         "recode_humaneval, recode_mbpp, or a HumanEval-format JSONL path"
     )
 
