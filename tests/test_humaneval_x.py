@@ -325,3 +325,33 @@ def test_boi_data_list_shows_humaneval_x(capsys, tmp_path: Path) -> None:
     assert main(["data", "list", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^humaneval-x +missing +THUDM/CodeGeeX +2838420b7b44", out, re.M)
+
+
+def test_a_javadoc_with_star_lines_splits_and_reads_as_prose() -> None:
+    prompt = (
+        "class Solution {\n    /**\n     * Return the larger of two numbers.\n"
+        "     * >>> larger(1, 2)\n     * 2\n     */\n    public int larger(int a, int b) {\n"
+    )
+    problem = Problem(
+        task_id="star/0",
+        benchmark="small",
+        prompt=prompt,
+        entry_point="larger",
+        test="class Main { void m() { new Solution().larger(1, 2); } }\n",
+        canonical_solution="        return Math.max(a, b);\n    }\n}\n",
+        metadata={"language": "java"},
+    )
+    split = split_blocks(problem)
+    assert [b.kind for b in split.blocks or ()] == [
+        "prefix",
+        "description",
+        "examples",
+        "suffix",
+        "name",
+    ]
+    assert split.block("examples").text.startswith("     * >>>")  # type: ignore[union-attr]
+    doc = _prepare(split, KeywordConfig())
+    assert not isinstance(doc, str) and "*" not in doc.text and "/" not in doc.text
+    assert _parameters(split) == ["a", "b"]
+    (dropped,) = TRANSFORMS["drop_examples"]()(split)
+    assert dropped.prompt.count("*/") == 1 and invalid_program(dropped) is None

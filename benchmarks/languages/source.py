@@ -190,4 +190,4 @@ def comment_prose(text: str, language: Language) -> str:
         markers += [re.escape(opening) + r"\**", r"\**" + re.escape(closing)]
     text = re.sub("|".join(markers), lambda m: " " * len(m.group()), text) if markers else text
     # A Javadoc's continuation lines start with `*`.
-    return re.sub(r"(?m)^([ \t]*)\*(?!\S*\*)", r"\1 ", text)
+    return re.sub(r"(?m)^([ \t]*)\*(?=\s)", r"\1 ", text)
