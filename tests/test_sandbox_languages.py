@@ -10,19 +10,24 @@ lacks skips its tests, except where BOI_REQUIRE_TOOLCHAINS=1 (`.ci/run`) says it
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from benchmarks.execution import ExecutionConfig, WorkerPool, execute_samples
 from benchmarks.execution._pool import build_job
-from benchmarks.execution._run import _harness_deadline
-from benchmarks.languages import language_named
+from benchmarks.execution._run import _harness_deadline, problem_defect
+from benchmarks.languages import go, language_named
 from benchmarks.problem import Problem
+from tests.conftest import SHARED_DATA
 from tests.sandbox_helpers import EXPECTED_LEVEL
 
-LANGUAGES = ("cpp", "javascript", "java")
+LANGUAGES = ("cpp", "javascript", "java", "go")
 RUN_TIMEOUT = 3.0
 COMPILE_TIMEOUT = 60.0
 # A file every user may read, and one of the repository: a sample must read neither.
@@ -36,23 +41,50 @@ def _available(language: str) -> bool:
     missing = toolchain.missing()
     if missing and os.environ.get("BOI_REQUIRE_TOOLCHAINS") == "1":
         pytest.fail(f"{', '.join(missing)} missing, but BOI_REQUIRE_TOOLCHAINS=1: install it")
+    if language == "go" and not missing:
+        # Go's tests import testify: its compiled layer must be in the cache, or be built now
+        # from HumanEval-X's vendored copy (../shared; skipped cleanly without it).
+        layer = go.layer_dir()
+        assert layer is not None
+        if not (layer / "importcfg").is_file():
+            if not (GO_VENDOR / "vendor.tar.gz").is_file():
+                return False
+            go.build_layer(GO_VENDOR)
     return not missing
+
+
+# Go's compiled layer lives in boi's cache; the tests keep one where every uid can reach it, so
+# that the container-like run (no mount namespace to expose a cache under a 0700 /root) and the
+# run as root build it once and share it.
+GO_CACHE = Path(tempfile.gettempdir()) / f"boi-test-cache-{os.getuid()}"
+GO_VENDOR = SHARED_DATA / "humaneval-x" / "go-evaluation"
 
 
 @pytest.fixture(scope="module")
 def pool():
-    languages = [language for language in LANGUAGES if _available(language)]
-    if not languages:
-        pytest.skip("no toolchain of another language here")
-    config = ExecutionConfig(workers=2, memory_mb=2048, processes=64, timeout=RUN_TIMEOUT)
-    with WorkerPool(config, languages=languages) as pool:
-        assert pool.isolation.level == EXPECTED_LEVEL
-        yield pool
+    with pytest.MonkeyPatch.context() as patch:
+        GO_CACHE.mkdir(mode=0o755, exist_ok=True)
+        assert GO_CACHE.stat().st_uid == os.getuid() and not GO_CACHE.is_symlink()
+        GO_CACHE.chmod(0o755)
+        patch.setenv("BOI_CACHE_DIR", str(GO_CACHE))
+        languages = [language for language in LANGUAGES if _available(language)]
+        if not languages:
+            pytest.skip("no toolchain of another language here")
+        config = ExecutionConfig(workers=2, memory_mb=2048, processes=64, timeout=RUN_TIMEOUT)
+        with WorkerPool(config, languages=languages) as pool:
+            assert pool.isolation.level == EXPECTED_LEVEL
+            yield pool
 
 
 # What the hostile C++ samples call beyond the headers every C++ program gets (fork, read,
 # socket).
-PRELUDES = {"cpp": "#include<unistd.h>\n#include<sys/socket.h>\n"}
+PRELUDES = {
+    "cpp": "#include<unistd.h>\n#include<sys/socket.h>\n",
+    # Only those the completion names are imported (Go refuses an unused import); "embed" for
+    # the //go:embed attempt.
+    "go": 'import (\n    "fmt"\n    "net"\n    "os"\n    "os/exec"\n    "syscall"\n'
+    '    _ "embed"\n)\n\n',
+}
 
 
 def problem(language: str) -> Problem:
@@ -71,13 +103,18 @@ def problem(language: str) -> Problem:
     )
 
 
-def judge_all(pool: WorkerPool, language: str, completions: dict[str, str]) -> dict[str, dict]:
+def judge_all(
+    pool: WorkerPool, language: str, completions: dict[str, str], prompt_before: str = ""
+) -> dict[str, dict]:
     if language not in pool.languages:
         pytest.skip(f"no {language} toolchain here")
     names = list(completions)
     jobs = []
     for index, name in enumerate(names):
-        job = build_job(problem(language), completions[name], RUN_TIMEOUT, COMPILE_TIMEOUT)
+        task = problem(language)
+        if name in CGO:  # a prompt of its own: cgo's import "C" before the function
+            task = dataclasses.replace(task, prompt=CGO[name] + task.prompt)
+        job = build_job(task, completions[name], RUN_TIMEOUT, COMPILE_TIMEOUT)
         jobs.append((index, {**job, "id": index}, _harness_deadline(job)))
     return {names[index]: outcome for index, outcome in pool.map(jobs)}
 
@@ -217,6 +254,98 @@ def test_java_statuses_and_hostile_programs(pool) -> None:
     check(judge_all(pool, "java", JAVA), JAVA_EXPECTED)
 
 
+GO = {
+    "right": "    return a + b\n}\n",
+    "wrong": "    return a - b\n}\n",
+    "exit_early": "    os.Exit(0)\n    return 0\n}\n",
+    # Printed success on the real stdout (the program's os.Stdout is stderr), then exit 0.
+    "prints_success": '    os.NewFile(1, "stdout").WriteString("PASS\\nok\\n")\n'
+    "    os.Exit(0)\n    return 0\n}\n",
+    "panics": '    panic("boom")\n}\n',
+    "syntax": "    return a +\n}\n",
+    # Passes only where the file cannot be read or written, the socket cannot connect, the
+    # child cannot run, and no more than the process cap can be forked.
+    "read_outside": f'    if _, err := os.ReadFile("{READABLE}"); err == nil {{\n'
+    "        return 0\n    }\n    return a + b\n}\n",
+    "write_outside": f'    if os.WriteFile("{REPOSITORY_FILE}.w", []byte("x"), 0o644) == nil {{\n'
+    "        return 0\n    }\n    return a + b\n}\n",
+    "network": '    if c, err := net.Dial("tcp", "127.0.0.1:22"); err == nil {\n        c.Close()\n'
+    "        return 0\n    }\n    return a + b\n}\n",
+    "child_process": f'    if out, err := exec.Command("/bin/cat", "{READABLE}").Output(); '
+    "err == nil && len(out) > 0 {\n        return 0\n    }\n    return a + b\n}\n",
+    "fork_bomb": "    n := 0\n    for i := 0; i < 2000; i++ {\n"
+    "        pid, _, errno := syscall.RawSyscall(syscall.SYS_FORK, 0, 0, 0)\n"
+    "        if errno != 0 {\n            break\n        }\n"
+    "        if pid == 0 {\n            syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)\n"
+    "        }\n        n++\n    }\n    if n < 2000 {\n        return a + b\n    }\n"
+    "    return 0\n}\n",
+    # The verdict's descriptors (nonce 3, verdict 4) never reach the program.
+    "verdict_fds": "    buffer := make([]byte, 16)\n"
+    "    if n, _ := syscall.Read(3, buffer); n > 0 {\n        return 0\n    }\n"
+    '    if n, _ := syscall.Write(4, []byte("P")); n > 0 {\n        return 0\n    }\n'
+    "    return a + b\n}\n",
+    "memory": "    s := make([]byte, 3<<30)\n    for i := range s {\n        s[i] = 1\n    }\n"
+    "    return a + b + int(s[12345]) - 1\n}\n",
+    "output_flood": '    out := os.NewFile(1, "stdout")\n    for {\n'
+    '        fmt.Fprintln(out, "flood flood flood flood flood flood")\n    }\n}\n',
+    "spin": "    for {\n    }\n}\n",
+    # Compile-time attacks: a file embedded at build time, C through cgo, a huge binary.
+    "embed": f"    return a + b\n}}\n\n//go:embed {READABLE}\nvar boiEmbedded string\n",
+    "cgo": "    return int(C.abs(C.int(a))) + b\n}\n",
+    # 200 MB of static data (both ends set, so not a zeroed section): past the file size cap.
+    "huge_binary": "    return a + b\n}\n\nvar boiHuge = [200 << 20]byte{1, 200<<20 - 1: 2}\n",
+    "state_write": '    if os.WriteFile("left_behind", []byte("x"), 0o644) != nil {\n'
+    "        return 0\n    }\n    return a + b\n}\n",
+}
+# The prompt of a sample that tries cgo (a C preamble and `import "C"`).
+CGO = {"cgo": '// #include <stdlib.h>\nimport "C"\n\n'}
+GO_EXPECTED = {
+    "right": "passed",
+    "wrong": "wrong answer",
+    "exit_early": "runtime error",
+    "prints_success": "runtime error",
+    "panics": "runtime error",
+    "syntax": "compile error",
+    "read_outside": "passed",
+    "write_outside": "passed",
+    "network": "passed",
+    "child_process": "passed",
+    "fork_bomb": "passed",
+    "verdict_fds": "passed",
+    "memory": "runtime error",
+    # Go's runtime ignores SIGXFSZ: the writes past the file size cap fail, and the loop runs
+    # on until its time is up.
+    "output_flood": "timed out",
+    "spin": "timed out",
+    "embed": "compile error",
+    "cgo": "compile error",
+    "huge_binary": "compile error",
+    "state_write": "passed",
+}
+
+
+def test_go_statuses_and_hostile_programs(pool) -> None:
+    outcomes = judge_all(pool, "go", GO)
+    check(outcomes, GO_EXPECTED)
+    assert not Path(REPOSITORY_FILE + ".w").exists()
+    assert "Not equal" in outcomes["wrong"]["result"]  # testify's message, for people
+    # Each refused for its own reason (the compiler's messages, which Go writes to stdout).
+    assert "build system did not supply embed configuration" in outcomes["embed"]["result"]
+    assert "could not import C" in outcomes["cgo"]["result"]
+    assert "file too large" in outcomes["huge_binary"]["result"]
+    assert "out of memory" in outcomes["memory"]["result"]
+    later = judge_all(
+        pool,
+        "go",
+        {
+            f"state_read{i}": '    if _, err := os.ReadFile("left_behind"); err == nil {\n'
+            "        return 0\n    }\n    return a + b\n}\n"
+            for i in range(2)
+        },
+    )
+    assert {outcome["status"] for outcome in later.values()} == {"passed"}
+
+
 def test_execute_samples_dispatches_on_the_language(tmp_path) -> None:
     """`execute_samples` judges a C++ problem by building it, and counts its statuses apart."""
     if not _available("cpp"):
@@ -232,3 +361,53 @@ def test_execute_samples_dispatches_on_the_language(tmp_path) -> None:
     counts = report.summary["counts"]
     assert (counts["passed"], counts["wrong_answers"], counts["compile_errors"]) == (1, 1, 1)
     assert report.summary["limits"]["language_timeouts"]["cpp"]["compile"] > 0
+
+
+def test_a_read_path_the_sandbox_uid_cannot_reach_is_one_sentence(tmp_path) -> None:
+    """A toolchain's folder under a directory closed to other users (boi's cache under a
+    0700 /root) is refused in one sentence where no mount namespace can expose it."""
+    closed = tmp_path / "closed"
+    (closed / "layer").mkdir(parents=True)
+    closed.chmod(0o700)
+    pool = SimpleNamespace(read_paths={"go": (str(closed / "layer"),)})
+    with pytest.raises(UserError, match=r"Go programs .* closed to other users.*BOI_CACHE_DIR"):
+        WorkerPool._check_reachable(pool, {"filesystem": False, "uid_drop": True})  # type: ignore[arg-type]
+    # Exposed by the worker's mounts, or read under the harness's own uid: nothing to refuse.
+    WorkerPool._check_reachable(pool, {"filesystem": True, "uid_drop": True})  # type: ignore[arg-type]
+    WorkerPool._check_reachable(pool, {"filesystem": False, "uid_drop": False})  # type: ignore[arg-type]
+
+
+def go_problem(prompt: str, test: str, setup: str | None = None) -> Problem:
+    metadata = {"language": "go", **({"test_setup": setup} if setup else {})}
+    return Problem("Go/t", "test", prompt, "F", test, metadata=metadata)
+
+
+GO_TEST = "func TestF(t *testing.T) {\n    assert := assert.New(t)\n    assert.Equal(1, F())\n}\n"
+
+
+def test_go_program_imports_what_its_code_names() -> None:
+    """The program imports each package of the prompt's and the tests' declarations, or of
+    CodeGeeX's helper list, that its code (not a comment or a string) names, and no other:
+    Go refuses an unused import. The prompt's own import block is not repeated."""
+    prompt = (
+        'import (\n    "math"\n    "strings"\n)\n\n// F uses sort.Ints, math.Abs.\nfunc F() int {\n'
+    )
+    completion = '    s := strings.Repeat("fmt.", 2)\n    return len(s) - 7 + int(bytes.Count(nil, nil))\n}\n'
+    build = go.TOOLCHAIN.assemble(go_problem(prompt, GO_TEST), completion, "boi-end")
+    main = build.files["main.go"]
+    header = main.split("\n)\n", 1)[0]
+    imported = sorted(line.strip() for line in header.splitlines()[3:])
+    assert imported == sorted(
+        ['"strings"', '"bytes"', '"testing"', '"github.com/stretchr/testify/assert"']
+    )
+    assert main.count("import") == 1 and "// F uses sort.Ints, math.Abs." in main
+    # The runner: every test wrapped and counted, then the marker, " wrong" unless all held.
+    runner = build.files["boi_main.go"]
+    assert "TestF(t); if !t.Failed() { held++ }" in runner
+    assert "if held == 1 {" in runner and '"\\nboi-end wrong\\n"' in runner
+    assert [step[0].rpartition("/")[2] for step in build.compile] == ["compile", "link"]
+
+
+def test_go_problem_without_a_test_function_is_unusable() -> None:
+    defect = problem_defect(go_problem("func F() int {\n", "func F2() {}\n"))
+    assert defect == "its Go test defines no func TestX(t *testing.T)"

@@ -89,14 +89,15 @@ def _build_and_run(job: dict[str, Any]) -> float:
     env = {**os.environ, **job.get("env", {})}
     compile_deadline = time.monotonic() + float(job["compile_timeout"])
     for argv in job["compile"]:
-        code, _, stderr, late = _step(argv, env, compile_deadline)
+        code, stdout, stderr, late = _step(argv, env, compile_deadline)
         if late:
             raise _Ended(
                 "compile error",
                 f"the compiler ran past its {float(job['compile_timeout']):g} s",
             )
         if code != 0:
-            raise _Ended("compile error", _exit_words(code) + _shown(stderr))
+            # Go's compiler writes its errors to stdout.
+            raise _Ended("compile error", _exit_words(code) + _shown(stderr or stdout))
     started = time.monotonic()
     code, stdout, stderr, late = _step(job["run"], env, started + float(job["run_timeout"]))
     seconds = time.monotonic() - started

@@ -459,6 +459,7 @@ class WorkerPool:
                     + f"; {refusal_advice(self.isolation)}; or pass --allow-weak-isolation to "
                     "accept the risk."
                 )
+            self._check_reachable(facts)
             self._prove(self.workers[0])
             # Said when the run starts, not only in the summary: a user training against
             # execution rewards must know what a candidate could still pass to a later one.
@@ -472,6 +473,25 @@ class WorkerPool:
         except BaseException:
             self.close()
             raise
+
+    def _check_reachable(self, facts: dict[str, Any]) -> None:
+        """Refuse, in one sentence, a toolchain read path the sandbox's uid cannot reach: one
+        under a folder closed to other users (boi's cache under a 0700 /root) is exposed by a
+        worker's mount namespace, but a tier without one (unprivileged) cannot do that."""
+        if facts.get("filesystem") or not facts.get("uid_drop"):
+            return
+        for language, paths in self.read_paths.items():
+            for path in paths:
+                parts = os.path.realpath(path).strip("/").split("/")
+                for depth in range(1, len(parts)):
+                    ancestor = "/" + "/".join(parts[:depth])
+                    if not os.stat(ancestor).st_mode & 0o001:
+                        raise UserError(
+                            f"{language_named(language).display_name} programs are built with "
+                            f"{path}, which the sandbox's unprivileged uid cannot reach here "
+                            f"({ancestor} is closed to other users, and this tier cannot expose "
+                            "it); set BOI_CACHE_DIR to a folder other users can enter."
+                        )
 
     def _prove(self, worker: _Worker) -> None:
         """Run the known-good probes on `worker`; refuse, in one sentence, if one fails."""

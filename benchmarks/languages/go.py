@@ -82,7 +82,9 @@ _LAYER_VERSION = 1
 _IMPORT_DECL = re.compile(r'^import[ \t]*(?:\((?P<block>[^)]*)\)|(?P<one>[^\n]*"[^"\n]*"))', re.M)
 _IMPORT_SPEC = re.compile(r'^[ \t]*(?:(?P<name>[A-Za-z_]\w*|\.)[ \t]+)?"(?P<path>[^"\n]+)"', re.M)
 _PACKAGE_CLAUSE = re.compile(r"^package[ \t]+\w+[ \t]*\n?", re.M)
-_TEST_FUNC = re.compile(r"^func[ \t]+(Test\w*)[ \t]*\([ \t]*\w+[ \t]+\*[ \t]*testing\.T[ \t]*\)", re.M)
+_TEST_FUNC = re.compile(
+    r"^func[ \t]+(Test\w*)[ \t]*\([ \t]*\w+[ \t]+\*[ \t]*testing\.T[ \t]*\)", re.M
+)
 
 
 # ---- where the Go installation and the compiled vendor layer are ------------------------------
@@ -105,8 +107,10 @@ def _go_env() -> dict[str, str] | None:
     )
     values = done.stdout.splitlines()
     if done.returncode != 0 or len(values) != len(names) or not all(values):
-        raise UserError(f"`go env` failed here ({done.stderr.strip()[:300]}); check the Go install.")
-    return dict(zip(names, values))
+        raise UserError(
+            f"`go env` failed here ({done.stderr.strip()[:300]}); check the Go install."
+        )
+    return dict(zip(names, values, strict=True))
 
 
 def _vendor_sha256() -> str:
@@ -185,17 +189,16 @@ def build_layer(folder: str | os.PathLike[str]) -> Path:
         module = work / "module"
         module.mkdir()
         with tarfile.open(folder / "vendor.tar.gz") as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(module, filter="data")
-            else:  # Python before 3.10.12: the members are checked by hand
-                for member in archive.getmembers():
-                    target = (module / member.name).resolve()
-                    if not (member.isfile() or member.isdir()) or module.resolve() not in (
-                        target,
-                        *target.parents,
-                    ):
-                        raise UserError(f"{folder / 'vendor.tar.gz'} holds {member.name!r}.")
-                archive.extractall(module)
+            # Checksummed, but read as any archive: regular files and folders inside `module`.
+            members = archive.getmembers()
+            for member in members:
+                target = (module / member.name).resolve()
+                inside = module.resolve() in (target, *target.parents)
+                if not (member.isfile() or member.isdir()) or not inside:
+                    raise UserError(
+                        f"{folder / 'vendor.tar.gz'} holds {member.name!r}; fetch it again."
+                    )
+            archive.extractall(module, members=members)  # noqa: S202 (each member checked above)
         shutil.copyfile(folder / "go.mod", module / "go.mod")
         go_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -211,7 +214,14 @@ def build_layer(folder: str | os.PathLike[str]) -> Path:
             "CGO_ENABLED": "0",
         }
         done = subprocess.run(
-            ["go", "list", "-deps", "-export", "-f", "{{if .Export}}{{.ImportPath}}={{.Export}}{{end}}"]
+            [
+                "go",
+                "list",
+                "-deps",
+                "-export",
+                "-f",
+                "{{if .Export}}{{.ImportPath}}={{.Export}}{{end}}",
+            ]
             + ["std", _TESTIFY],
             cwd=module,
             env=go_env,
@@ -228,13 +238,13 @@ def build_layer(folder: str | os.PathLike[str]) -> Path:
         goroot = os.path.realpath(env["GOROOT"])
         lines = []
         for index, line in enumerate(sorted(done.stdout.split())):
-            path, _, export = line.partition("=")
+            import_path, _, export = line.partition("=")
             if os.path.realpath(export).startswith(goroot + os.sep):
                 archive_path = export  # Go's own, read where it is
             else:
                 archive_path = str(layer / "pkg" / f"{index}.a")
                 shutil.copyfile(export, built / "pkg" / f"{index}.a")
-            lines.append(f"packagefile {path}={archive_path}\n")
+            lines.append(f"packagefile {import_path}={archive_path}\n")
         if not any(line.startswith(f"packagefile {_TESTIFY}=") for line in lines):
             raise UserError("compiling HumanEval-X's vendored testify gave no archive for it.")
         (built / "importcfg").write_text("".join(lines), encoding="utf-8")
