@@ -24,6 +24,7 @@ from benchmarks.execution._pool import build_job
 from benchmarks.execution._run import _harness_deadline, problem_defect
 from benchmarks.languages import go, language_named
 from benchmarks.problem import Problem
+from boi.commands.execute import judged_languages
 from tests.conftest import SHARED_DATA
 from tests.sandbox_helpers import EXPECTED_LEVEL
 
@@ -411,3 +412,17 @@ def test_go_program_imports_what_its_code_names() -> None:
 def test_go_problem_without_a_test_function_is_unusable() -> None:
     defect = problem_defect(go_problem("func F() int {\n", "func F2() {}\n"))
     assert defect == "its Go test defines no func TestX(t *testing.T)"
+
+
+def test_boi_execute_says_go_needs_its_vendored_testify(tmp_path, monkeypatch) -> None:
+    """With `go` here but neither a compiled layer in the cache nor the fetched tarball, the
+    line of languages judged here says what to fetch instead of listing Go."""
+    if not _available("go"):
+        pytest.skip("no go here")
+    monkeypatch.setenv("BOI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # no data/humaneval-x here
+    line = judged_languages()
+    assert "Go (needs HumanEval-X's vendored testify" in line, line
+    assert "boi data fetch humaneval-x" in line
+    with pytest.raises(UserError, match="boi data fetch humaneval-x"):
+        WorkerPool(ExecutionConfig(workers=1), languages=["go"])

@@ -84,6 +84,9 @@ def judged_languages() -> str:
                 f"{language.display_name} (needs {', '.join(toolchain.missing())}: "
                 f"{toolchain.install})"
             )
+        elif toolchain.unready is not None and (lacking := toolchain.unready()):
+            # Go: its tests' testify, compiled from HumanEval-X's vendored copy.
+            cannot.append(f"{language.display_name} (needs {lacking})")
         else:
             can.append(language.display_name)
     line = "languages judged here: " + ", ".join(can)
