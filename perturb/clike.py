@@ -205,7 +205,8 @@ def invalid_program(problem: Problem) -> str | None:
     """Why the variant would not be a program its tests can judge, or None. No compiler is
     called (perturb never runs one): the checks are the ones a transformation can break. The
     prompt must end in code (not inside a comment a drop left open), still define the entry
-    point as its last function, keep its name block, and the test must still call it; with
+    point as its last function, keep its name block, the test must still call it and the
+    dataset's `declaration` (where there is one) still declare it; with
     the canonical solution after it, the braces must balance (a dropped `}` or `*/` shows)."""
     language = language_named(problem.language)
     entry = problem.entry_point or ""
@@ -219,6 +220,11 @@ def invalid_program(problem: Problem) -> str | None:
         return f"the name block no longer declares {entry}"
     if not identifier_pattern(entry).search(code_only(problem.test, language)):
         return f"the test no longer calls {entry}"
+    declaration = problem.metadata.get("declaration")
+    if isinstance(declaration, str):
+        declared = definitions(declaration, language)
+        if not declared or declared[-1][0] != entry:
+            return f"the dataset's declaration no longer declares {entry}"
     if problem.canonical_solution is not None:
         code = code_only(problem.prompt + problem.canonical_solution, language)
         if code.count("{") != code.count("}"):

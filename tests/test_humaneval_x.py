@@ -183,6 +183,8 @@ def test_the_validity_check_refuses_what_a_drop_could_break() -> None:
     assert "no longer calls add_all" in (invalid_program(nameless) or "")
     unbalanced = problem.replace(canonical_solution="    return 0;\n")
     assert "braces" in (invalid_program(unbalanced) or "")
+    stale = problem.replace(metadata={"language": "cpp", "declaration": "int f(){\n"})
+    assert "declaration no longer declares add_all" in (invalid_program(stale) or "")
 
 
 def test_keywords_read_the_comment_s_prose_and_the_language_s_signature() -> None:
