@@ -165,7 +165,11 @@ def run_catalogue(
                 if isinstance(outcome, NotApplicable):
                     if tag == 0:  # the reason is the problem's, not the seed's: said once
                         not_applied.append((problem.task_id, transform.name, outcome.reason))
-                    if config.keep_unchanged and transform.name not in PROBES:
+                    if (
+                        config.keep_unchanged
+                        and outcome.keep_unchanged
+                        and transform.name not in PROBES
+                    ):
                         variants.append(
                             unchanged_variant(problem, transform, outcome.reason, seed, seed_tag)
                         )

@@ -47,6 +47,11 @@ class NotApplicable:
     """A transformation that does not apply to a problem, and why."""
 
     reason: str
+    keep_unchanged: bool = True
+    """Whether a run that keeps problems unchanged where a transformation does not apply
+    (`PerturbConfig.keep_unchanged`) keeps this one. False where the transformation means
+    nothing for the problem's dataset (Anonymize on BigCodeBench, whose functions are all
+    `task_func`): no variant, so no report row measures a perturbation that never was."""
 
 
 class Variant(NamedTuple):
@@ -368,11 +373,17 @@ def register_chain(
 
         def apply(problem: Problem, keywords: KeywordAnalysis | None, seed: int) -> Variants:
             current = [Variant(problem, {})]
-            for step in bound:
+            for index, step in enumerate(bound):
                 made: list[Variant] = []
                 for variant, changes in current:
                     outcome = step.variants(variant, keywords, seed)
                     if isinstance(outcome, NotApplicable):
+                        # A later step that means nothing for this problem makes the whole
+                        # chain mean nothing (no keyword to drop is not the reason to give).
+                        for later in bound[index + 1 :] if outcome.keep_unchanged else ():
+                            probe = later.variants(variant, keywords, seed)
+                            if isinstance(probe, NotApplicable) and not probe.keep_unchanged:
+                                return probe
                         return outcome
                     made += [Variant(p, _merge_changes(changes, c)) for p, c in outcome]
                 current = made
@@ -608,7 +619,7 @@ def anonymize_problem(problem: Problem, new_name: str) -> Variant | NotApplicabl
         done = anonymize_in_language(problem, new_name)
         return NotApplicable(done) if isinstance(done, str) else Variant(*done)
     if problem.metadata.get("name_is_no_hint"):  # every BigCodeBench task is `task_func`
-        return NotApplicable(str(problem.metadata["name_is_no_hint"]))
+        return NotApplicable(str(problem.metadata["name_is_no_hint"]), keep_unchanged=False)
     if "." in old:  # LiveCodeBench's LeetCode problems: the tests call Solution.METHOD
         return NotApplicable(
             f"the function under test is a method ({old}); renaming a class's method is not "

@@ -22,6 +22,7 @@ from benchmarks.loaders.bigcodebench import (
 )
 from benchmarks.reference_check import reference_failures
 from perturb.blocks import split_blocks, split_dataset
+from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.transforms import NotApplicable, get_transform
 from tests.conftest import SHARED_DATA
 
@@ -184,9 +185,35 @@ def test_drop_requirements_drop_examples_and_anonymize(tmp_path) -> None:
     for name in ("anonymize", "anon_drop_examples"):
         outcome = get_transform(name)(problem)
         assert isinstance(outcome, NotApplicable) and "task_func" in outcome.reason, name
+    # A chain whose first step does not apply (no examples) still says the name is no hint.
+    bare = problem.replace(prompt=problem.prompt.replace(problem.block("examples").text, ""))
+    outcome = get_transform("anon_drop_examples")(split_blocks(bare))
+    assert isinstance(outcome, NotApplicable) and not outcome.keep_unchanged
+    assert "task_func" in outcome.reason
     # Elsewhere Anonymize still applies.
     other = problem.replace(benchmark="jsonl", metadata={})
     assert not isinstance(get_transform("anonymize")(other), NotApplicable)
+
+
+def test_a_run_keeps_no_unchanged_anonymize_variant(tmp_path) -> None:
+    """Where a transformation means nothing (the name is no hint), the catalogue emits no
+    unchanged stand-in, so no report row measures Anonymize on BigCodeBench; the reason is in
+    not_applied. Elsewhere an unchanged stand-in is still kept."""
+    problem = load_bigcodebench(write(tmp_path / "b.jsonl", [record()])).problems[0]
+    names = ("original", "drop_examples", "anonymize", "anon_drop_examples")
+    config = PerturbConfig(transforms=names, keep_unchanged=True)
+    result = run_catalogue([problem], config)
+    assert sorted({v.transform for v in result.variants}) == ["drop_examples", "original"]
+    assert {(name, "task_func" in why) for _, name, why in result.not_applied} == {
+        ("anonymize", True),
+        ("anon_drop_examples", True),
+    }
+    # A HumanEval-format problem has no requirements block: kept unchanged in its place.
+    other = problem.replace(benchmark="jsonl", metadata={})
+    config = PerturbConfig(transforms=("original", "drop_requirements"), keep_unchanged=True)
+    kept = run_catalogue([other], config)
+    assert [v.transform for v in kept.variants] == ["original", "drop_requirements"]
+    assert kept.variants[1].prompt == other.prompt
 
 
 def test_test_cases_are_judged_in_the_sandbox_separated(tmp_path) -> None:
