@@ -50,7 +50,8 @@ def section_cuts(
     found with why, from the function split (`split_function_prompt`'s `blocks` and `absent`):
     its prefix and name are kept, the docstring (description to suffix) cut again at its
     section headers. ValueError when the function has no docstring."""
-    starts, offset = {}, 0
+    starts: dict[str, int] = {}
+    offset = 0
     for block in blocks:
         starts.setdefault(block.kind, offset)
         offset += len(block.text)
