@@ -23,6 +23,7 @@ from benchmarks.execution import ExecutionConfig, WorkerPool, execute_samples
 from benchmarks.execution._pool import build_job
 from benchmarks.execution._run import _harness_deadline, problem_defect
 from benchmarks.languages import go, language_named
+from benchmarks.loaders.humaneval_x import load_humaneval_x
 from benchmarks.problem import Problem
 from boi.commands.execute import judged_languages
 from tests.conftest import SHARED_DATA
@@ -426,3 +427,28 @@ def test_boi_execute_says_go_needs_its_vendored_testify(tmp_path, monkeypatch) -
     assert "boi data fetch humaneval-x" in line
     with pytest.raises(UserError, match="boi data fetch humaneval-x"):
         WorkerPool(ExecutionConfig(workers=1), languages=["go"])
+
+
+def test_humaneval_x_go_judged_by_execute_samples(tmp_path, monkeypatch) -> None:
+    """Real HumanEval-X Go problems through `execute_samples`: a prompt that imports `math`
+    (Go/0), one whose helper uses it (Go/32), one whose tests import `crypto/md5` beside the
+    prompt's own (Go/162), each canonical solution passing; a wrong answer is one."""
+    monkeypatch.setenv("BOI_CACHE_DIR", str(GO_CACHE))
+    if not (SHARED_DATA / "humaneval-x" / "humaneval_go.jsonl.gz").is_file():
+        pytest.skip("HumanEval-X is not in ../shared/data")
+    if not _available("go"):
+        pytest.skip("no go here")
+    problems = {
+        p.task_id: p
+        for p in load_humaneval_x("go", SHARED_DATA / "humaneval-x").problems
+        if p.task_id in ("Go/0", "Go/32", "Go/162")
+    }
+    samples = [
+        *({"task_id": t, "completion": p.canonical_solution} for t, p in problems.items()),
+        {"task_id": "Go/0", "completion": "    return false\n}\n"},
+    ]
+    config = ExecutionConfig(workers=2, calibrate=False, reference_timing=False)
+    report = execute_samples(problems, samples, config, tmp_path / "results.jsonl")
+    statuses = [row["status"] for row in report.results]
+    assert statuses == ["passed"] * 3 + ["wrong answer"], [r["result"] for r in report.results]
+    assert report.summary["limits"]["language_timeouts"]["go"]["compile"] > 0
