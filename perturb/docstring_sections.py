@@ -60,7 +60,7 @@ def section_cuts(
         raise ValueError(absent.get("description") or "the function has no docstring")
     doc_start = min(starts[k] for k in doc_kinds)
     doc_end = starts.get("suffix", len(prompt))
-    cuts = [(kind, starts[kind]) for kind in ("prefix", "name") if kind in starts]
+    cuts: list[tuple[str, int]] = [(k, starts[k]) for k in ("prefix", "name") if k in starts]
     cuts.append(("description", doc_start))
     seen = set()
     for line in re.finditer(r"^.*$", prompt[doc_start:doc_end], re.MULTILINE):
