@@ -13,6 +13,6 @@ LANGUAGE = Language(
     line_comment="#",
     block_comment=None,
     naming="snake_case",
-    reserved_words=frozenset(keyword.kwlist + keyword.softkwlist),
+    reserved_words=frozenset([*keyword.kwlist, *keyword.softkwlist]),
     function_definition=r"^[ \t]*(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)",
 )
