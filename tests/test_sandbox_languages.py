@@ -452,3 +452,20 @@ def test_humaneval_x_go_judged_by_execute_samples(tmp_path, monkeypatch) -> None
     statuses = [row["status"] for row in report.results]
     assert statuses == ["passed"] * 3 + ["wrong answer"], [r["result"] for r in report.results]
     assert report.summary["limits"]["language_timeouts"]["go"]["compile"] > 0
+
+
+def test_go_vendor_not_the_pinned_one_is_one_sentence(tmp_path, monkeypatch) -> None:
+    """The vendored testify is compiled only when it is the checksummed upstream file: a
+    changed or missing one is one sentence naming it, and nothing is built."""
+    if not _available("go") or not (GO_VENDOR / "vendor.tar.gz").is_file():
+        pytest.skip("no go or no HumanEval-X here")
+    monkeypatch.setenv("BOI_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "go-evaluation"
+    folder.mkdir()
+    (folder / "go.mod").write_bytes((GO_VENDOR / "go.mod").read_bytes())
+    with pytest.raises(UserError, match=r"vendor\.tar\.gz does not exist; run `boi data fetch"):
+        go.build_layer(folder)
+    (folder / "vendor.tar.gz").write_bytes(b"\x1f\x8b not the pinned tarball")
+    with pytest.raises(UserError, match=r"vendor\.tar\.gz is not HumanEval-X's pinned"):
+        go.build_layer(folder)
+    assert not any((tmp_path / "cache" / "go-layer").iterdir())

@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -184,6 +185,10 @@ def build_layer(folder: str | os.PathLike[str]) -> Path:
                 f"{path} is not HumanEval-X's pinned {name} (its sha256 differs); fetch it again "
                 "with `boi data fetch humaneval-x`."
             )
+    print(
+        f"compiling HumanEval-X's vendored testify for Go into {layer} (once on this machine)",
+        file=sys.stderr,
+    )
     work = Path(tempfile.mkdtemp(prefix=".building-", dir=layer.parent))
     try:
         module = work / "module"
