@@ -21,6 +21,7 @@ from benchmarks.loaders.bigcodebench import (
     load_bigcodebench_all,
 )
 from benchmarks.reference_check import reference_failures
+from boi.cli import main
 from perturb.blocks import split_blocks, split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.transforms import NotApplicable, get_transform
@@ -257,3 +258,55 @@ def test_test_cases_are_judged_in_the_sandbox_separated(tmp_path) -> None:
     # The reason names the test and its exception's first line.
     assert "test_case_is_ignored: AssertionError: Lists differ" in rows[0]["result"]
     assert "test_case_is_ignored: ValueError: no" in rows[1]["result"]
+
+
+def test_boi_run_judges_bigcodebench_end_to_end_with_the_driver_flags(tmp_path, capsys) -> None:
+    """`boi run --dataset bigcodebench` with each variant's own solution as the model: a dry
+    run, the run (the tier and the left-out tasks said, no Anon row), a resume, and two
+    shards merged into the same table."""
+    data = write(
+        tmp_path / "bcb.jsonl",
+        [record(), record("BigCodeBench/1", libs="['numpy']"), record("BigCodeBench/2")],
+    )
+
+    def config(out: str) -> list[str]:
+        path = tmp_path / f"{out}.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "transforms": ["original", "drop_examples", "drop_requirements", "anonymize"],
+                    "name_only_probe": False,
+                    "settings": [{"label": "given", "ks": [1], "decoding": {"n": 1}}],
+                    "seeds": [0],
+                    "bootstrap": 0,
+                    "execution": {"calibrate": False},
+                    "out_dir": str(tmp_path / out),
+                }
+            )
+        )
+        return ["run", "--config", str(path), "--model", "reference"] + [
+            "--dataset",
+            "bigcodebench",
+            "--data",
+            str(data),
+        ]
+
+    assert main([*config("run"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "samples: 6 requested" in out and "1 tasks of tier installed" in out
+    assert not (tmp_path / "run").exists()
+    assert main(config("run")) == 0
+    (results,) = (tmp_path / "run" / "results").glob("*/given.jsonl")
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(rows) == 6 and all(r["passed"] for r in rows)
+    table = (tmp_path / "run" / "report" / "table.md").read_text()
+    assert "Drop Requirements" in table and "Anon" not in table
+    capsys.readouterr()
+    assert main(config("run")) == 0  # resumes: nothing generated or judged again
+    assert (tmp_path / "run" / "report" / "table.md").read_text() == table
+    for index in range(2):
+        assert main([*config(f"shard{index}"), "--shard", f"{index}/2"]) == 0
+    shards = [str(tmp_path / f"shard{index}") for index in range(2)]
+    assert main(["merge", str(tmp_path / "merged"), *shards]) == 0
+    merged = (tmp_path / "merged" / "report" / "table.md").read_text()
+    assert merged == table.replace(str(tmp_path / "run"), str(tmp_path / "merged"))
