@@ -278,7 +278,8 @@ def format_coverage(name: str, loaded: object, split: DatasetSplit) -> str:
     from collections import Counter
 
     total = len(split.problems)
-    present = Counter(b.kind for p in split.problems for b in p.blocks or ())
+    # Problems with each kind (a BigCodeBench docstring may have two io_spec blocks).
+    present = Counter(kind for p in split.problems for kind in {b.kind for b in p.blocks or ()})
     absent = Counter(
         (kind, reason) for p in split.problems for kind, reason in p.absent_blocks.items()
     )

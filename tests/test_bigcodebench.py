@@ -22,7 +22,7 @@ from benchmarks.loaders.bigcodebench import (
 )
 from benchmarks.reference_check import reference_failures
 from boi.cli import main
-from perturb.blocks import split_blocks, split_dataset
+from perturb.blocks import DatasetSplit, format_coverage, split_blocks, split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.transforms import NotApplicable, get_transform
 from tests.conftest import SHARED_DATA
@@ -176,6 +176,9 @@ def test_drop_requirements_drop_examples_and_anonymize(tmp_path) -> None:
         "examples",
         "suffix",
     ]
+    # `boi blocks` counts problems with each kind, not blocks (io_spec comes twice here).
+    coverage = format_coverage("b", None, DatasetSplit([problem], {}))
+    assert "  io_spec          1 / 1\n" in coverage
     (dropped,) = get_transform("drop_requirements")(problem)
     assert "Requirements" not in dropped.prompt and "collections.Counter" not in dropped.prompt
     assert "Returns:" in dropped.prompt and "Parameters:" in dropped.prompt
