@@ -4,6 +4,7 @@ reason to benchmarks/loaders/data/bigcodebench-reference.json, which `--dataset 
 reads to leave those tasks out of a run (and say so).
 
     python scripts/bigcodebench_reference.py [data/bigcodebench/BigCodeBench.jsonl.gz]
+    python scripts/bigcodebench_reference.py --single-process [FILE]   # compare; writes nothing
 
 It prints the counts. A reference fails here when its tests need what separated judging does
 not give: a directory the tests and the candidate share, a patch of a module in the candidate's
@@ -28,25 +29,35 @@ seed `random` on the trusted side, which the candidate's process does not see)."
 
 
 def main() -> None:
-    path = sys.argv[1] if len(sys.argv) > 1 else "data/bigcodebench/BigCodeBench.jsonl.gz"
+    args = sys.argv[1:]
+    single = "--single-process" in args
+    args = [a for a in args if a != "--single-process"]
+    path = args[0] if args else "data/bigcodebench/BigCodeBench.jsonl.gz"
     loaded = load_bigcodebench(path, reference_check=False)
     started = time.perf_counter()
-    failures = reference_failures(loaded.problems, ExecutionConfig(), runs=RUNS)
+    # --single-process: the comparison only (the tests in the candidate's process, as
+    # upstream runs them); nothing is written.
+    config = ExecutionConfig(separate_candidate=not single)
+    failures = reference_failures(loaded.problems, config, runs=1 if single else RUNS)
     seconds = time.perf_counter() - started
+    passed = len(loaded.problems) - len(failures)
+    judging = "single-process" if single else "separated"
+    print(
+        f"{passed} of {len(loaded.problems)} references pass, {len(failures)} fail "
+        f"({judging}, {seconds:.0f} s)"
+    )
+    if single:
+        return
     record = {
         "source_sha256": sha256_of(path),
         "pinned": sha256_of(path) == dataset("bigcodebench").files[0].sha256,
-        "judging": "separated",
+        "judging": judging,
         "runs": RUNS,
         "tier": "stdlib",
         "checked": len(loaded.problems),
         "failures": dict(sorted(failures.items(), key=lambda kv: int(kv[0].split("/")[1]))),
     }
     write_text_atomic(REFERENCE_FILE, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    passed = len(loaded.problems) - len(failures)
-    print(
-        f"{passed} of {len(loaded.problems)} references pass, {len(failures)} fail ({seconds:.0f} s)"
-    )
 
 
 if __name__ == "__main__":

@@ -121,6 +121,10 @@ def test_the_pinned_file_leaves_out_the_tasks_whose_reference_fails() -> None:
     checked = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     assert checked["checked"] == 300 and len(loaded.problems) == 300 - len(checked["failures"])
     assert not {p.task_id for p in loaded.problems} & set(checked["failures"])
+    page = (Path(__file__).parents[1] / "docs" / "how-to" / "bigcodebench.md").read_text()
+    passed, failed = len(loaded.problems), len(checked["failures"])
+    assert f"**{passed} of the 300 pass**; of the {failed} that fail" in page
+    assert f"judges {passed} tasks" in page
     assert loaded.issues[-1].task_id == (
         f"{len(checked['failures'])} tasks whose reference solution fails in the sandbox"
     )
