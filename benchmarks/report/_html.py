@@ -298,6 +298,11 @@ class _Page:
                     out.append(f'<p class="warn">{esc(figure.caption)}</p>')
                 else:
                     out.append(figure_html(figure.image, figure.caption))
+        for model in dict.fromkeys(column["model"] for column in self.table["columns"]):
+            side = _plots.side_by_side_figure(self.table, model)
+            if side is not None and side.image is not None:
+                out.append(f"<h3>Side by side: {esc(model)}</h3>")
+                out.append(figure_html(side.image, side.caption))
         return "".join(out)
 
     def flip_section(self) -> str:

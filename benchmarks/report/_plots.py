@@ -281,6 +281,46 @@ def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) ->
     return bar_chart([r["label"] for r in rows], series, "change vs Original (%)", title)
 
 
+def side_by_side_figure(table: Mapping[str, Any], model: str) -> Figure | None:
+    """The change vs Original under each transformation, one bar per dataset, for one model:
+    HumanEval-X's languages (or any datasets a run holds) side by side. One column per dataset
+    (its first setting's smallest k); None with fewer than two datasets."""
+    chosen: dict[str, int] = {}
+    for index, column in enumerate(table["columns"]):
+        if column["model"] == model:
+            chosen.setdefault(column["dataset"], index)
+    if len(chosen) < 2:
+        return None
+    indices = list(chosen.values())
+    rows = [
+        r
+        for r in table["rows"]
+        if r["transform"] != "original" and any(r["cells"][i] is not None for i in indices)
+    ]
+    if not rows:
+        return None
+    # The table's sign convention: the change of pass@k relative to Original, negative = worse.
+    series = [
+        (dataset, [None if v is None else -v for v in values], [(None if h is None else -h, None if lo is None else -lo) for lo, h in intervals])
+        for dataset, (_, values, intervals) in zip(chosen, _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high"), strict=True)
+    ]  # fmt: skip
+    first = table["columns"][indices[0]]
+    image = bar_chart(
+        [r["label"] for r in rows],
+        series,
+        f"change vs Original (%), pass@{first['k']}",
+        f"Side by side: {model}",
+    )
+    return Figure(
+        image,
+        "The same model's change of pass@k relative to Original under each transformation, one "
+        "bar per dataset (HumanEval-X's languages: the same problems translated), as in the "
+        "table (negative = worse); error bars: paired bootstrap interval. Each dataset's own "
+        "problems and variants: a transformation that applies to fewer problems in one language "
+        "is measured on those.",
+    )
+
+
 def critic_figure(
     panels: Sequence[tuple[str, Mapping[str, list[tuple[float, float]]]]], title: str
 ) -> str | None:
