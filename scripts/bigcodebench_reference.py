@@ -19,8 +19,8 @@ import time
 
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.execution import ExecutionConfig
+from benchmarks.execution.reference_check import reference_failures
 from benchmarks.loaders.bigcodebench import REFERENCE_FILE, load_bigcodebench
-from benchmarks.reference_check import reference_failures
 from benchmarks.upstream import dataset, sha256_of
 
 RUNS = 3

@@ -14,13 +14,13 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.execution.reference_check import reference_failures
 from benchmarks.loaders import load_benchmark
 from benchmarks.loaders.bigcodebench import (
     REFERENCE_FILE,
     load_bigcodebench,
     load_bigcodebench_all,
 )
-from benchmarks.reference_check import reference_failures
 from boi.cli import main
 from perturb.blocks import DatasetSplit, format_coverage, split_blocks, split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
