@@ -62,13 +62,18 @@ GO_CACHE = Path(tempfile.gettempdir()) / f"boi-test-cache-{os.getuid()}"
 GO_VENDOR = SHARED_DATA / "humaneval-x" / "go-evaluation"
 
 
+def go_cache() -> str:
+    """GO_CACHE, made if missing: ours, not a link, open to every uid."""
+    GO_CACHE.mkdir(mode=0o755, exist_ok=True)
+    assert GO_CACHE.stat().st_uid == os.getuid() and not GO_CACHE.is_symlink()
+    GO_CACHE.chmod(0o755)
+    return str(GO_CACHE)
+
+
 @pytest.fixture(scope="module")
 def pool():
     with pytest.MonkeyPatch.context() as patch:
-        GO_CACHE.mkdir(mode=0o755, exist_ok=True)
-        assert GO_CACHE.stat().st_uid == os.getuid() and not GO_CACHE.is_symlink()
-        GO_CACHE.chmod(0o755)
-        patch.setenv("BOI_CACHE_DIR", str(GO_CACHE))
+        patch.setenv("BOI_CACHE_DIR", go_cache())
         languages = [language for language in LANGUAGES if _available(language)]
         if not languages:
             pytest.skip("no toolchain of another language here")
@@ -418,7 +423,7 @@ def test_go_problem_without_a_test_function_is_unusable() -> None:
 def test_boi_execute_says_go_needs_its_vendored_testify(tmp_path, monkeypatch) -> None:
     """With `go` here but neither a compiled layer in the cache nor the fetched tarball, the
     line of languages judged here says what to fetch instead of listing Go."""
-    if not _available("go"):
+    if go.TOOLCHAIN.missing():
         pytest.skip("no go here")
     monkeypatch.setenv("BOI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)  # no data/humaneval-x here
@@ -433,7 +438,7 @@ def test_humaneval_x_go_judged_by_execute_samples(tmp_path, monkeypatch) -> None
     """Real HumanEval-X Go problems through `execute_samples`: a prompt that imports `math`
     (Go/0), one whose helper uses it (Go/32), one whose tests import `crypto/md5` beside the
     prompt's own (Go/162), each canonical solution passing; a wrong answer is one."""
-    monkeypatch.setenv("BOI_CACHE_DIR", str(GO_CACHE))
+    monkeypatch.setenv("BOI_CACHE_DIR", go_cache())
     if not (SHARED_DATA / "humaneval-x" / "humaneval_go.jsonl.gz").is_file():
         pytest.skip("HumanEval-X is not in ../shared/data")
     if not _available("go"):
@@ -457,7 +462,7 @@ def test_humaneval_x_go_judged_by_execute_samples(tmp_path, monkeypatch) -> None
 def test_go_vendor_not_the_pinned_one_is_one_sentence(tmp_path, monkeypatch) -> None:
     """The vendored testify is compiled only when it is the checksummed upstream file: a
     changed or missing one is one sentence naming it, and nothing is built."""
-    if not _available("go") or not (GO_VENDOR / "vendor.tar.gz").is_file():
+    if go.TOOLCHAIN.missing() or not (GO_VENDOR / "vendor.tar.gz").is_file():
         pytest.skip("no go or no HumanEval-X here")
     monkeypatch.setenv("BOI_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "go-evaluation"
