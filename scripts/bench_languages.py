@@ -1,7 +1,7 @@
 """Per-sample cost of judging another language in the sandbox against the same compile-and-run
 outside it, side by side in one run (issue 46, "How fast").
 
-For each language with a toolchain here, the toolchain's known-good probe program is judged N
+For each language with a toolchain here (C++, Java, JavaScript, Go), the toolchain's known-good probe program is judged N
 times by one sandbox worker (build jobs, as `execute_samples` sends them) and built and run N
 times by plain subprocesses in a temporary directory (the same files, compile steps and run
 step, no sandbox), alternating; the ratio is the sandbox's median over the plain median.
@@ -66,6 +66,8 @@ def main() -> None:
         if name != "python"
         and (toolchain := language_named(name).toolchain) is not None
         and not toolchain.missing()
+        # Go also needs its tests' testify (compiled once from HumanEval-X's vendored copy).
+        and not (toolchain.unready is not None and toolchain.unready())
     ]
     config = ExecutionConfig(workers=1)
     with WorkerPool(config, languages=languages) as pool:
