@@ -399,13 +399,16 @@ def test_go_program_imports_what_its_code_names() -> None:
     prompt = (
         'import (\n    "math"\n    "strings"\n)\n\n// F uses sort.Ints, math.Abs.\nfunc F() int {\n'
     )
-    completion = '    s := strings.Repeat("fmt.", 2)\n    return len(s) - 7 + int(bytes.Count(nil, nil))\n}\n'
+    completion = (
+        '    s := strings.Repeat("fmt.", 2)\n    if unicode.IsUpper(rune(s[0])) {\n'
+        "        return 0\n    }\n    return len(s) - 8 + int(bytes.Count(nil, nil))\n}\n"
+    )
     build = go.TOOLCHAIN.assemble(go_problem(prompt, GO_TEST), completion, "boi-end")
     main = build.files["main.go"]
     header = main.split("\n)\n", 1)[0]
     imported = sorted(line.strip() for line in header.splitlines()[3:])
     assert imported == sorted(
-        ['"strings"', '"bytes"', '"testing"', '"github.com/stretchr/testify/assert"']
+        ['"strings"', '"bytes"', '"unicode"', '"testing"', '"github.com/stretchr/testify/assert"']
     )
     assert main.count("import") == 1 and "// F uses sort.Ints, math.Abs." in main
     # The runner: every test wrapped and counted, then the marker, " wrong" unless all held.

@@ -54,10 +54,12 @@ import interface map package range return select struct switch type var true fal
 append cap close complex copy delete imag len make new panic print println real recover
 string int int64 float64 bool byte rune error main fmt math sort strings strconv"""
 
-# The standard-library packages a solution may use without the prompt importing them: those
-# CodeGeeX's harness adds when the program names them (HumanEval-X's execution.py,
-# IMPORT_HELPER["go"]). A program imports one of these, or of the prompt's and the tests' own
-# imports, only where its code names it: Go refuses an unused import.
+# The standard-library packages a solution may use without the prompt importing them (a
+# completion cannot add an import: it continues a function's body): those CodeGeeX's harness
+# adds when the program names them (HumanEval-X's execution.py, IMPORT_HELPER["go"]), plus
+# `unicode` and `unicode/utf8`, which solutions of the case and letter tasks name and no local
+# variable is likely to shadow. A program imports one of these, or of the prompt's and the
+# tests' own imports, only where its code names it: Go refuses an unused import.
 _HELPER_PACKAGES = (
     "math",
     "strings",
@@ -69,6 +71,8 @@ _HELPER_PACKAGES = (
     "sort",
     "math/rand",
     "crypto/md5",
+    "unicode",
+    "unicode/utf8",
 )
 # What the tests need when a problem does not say (HumanEval-X's own `test_setup` for 157 of
 # its 164 problems; the others add standard-library packages).
