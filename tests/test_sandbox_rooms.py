@@ -24,10 +24,12 @@ ROOMS = {
         "_candidate",
         "_tests_side",
         "_spawner",
+        "_builder",
         "_landlock",
         "_seccomp",
     },
-    "_spawner": {"_kernel", "_wire", "_candidate"},
+    "_spawner": {"_kernel", "_wire", "_candidate", "_builder"},
+    "_builder": {"_kernel", "_wire"},
     "_candidate": {"_wire"},
     "_tests_side": {"_kernel", "_wire"},
     "_wire": set(),
@@ -88,7 +90,7 @@ def test_the_worker_loads_by_path_imports_only_the_standard_library():
 
 def test_the_package_imports_one_copy_of_each_room():
     zygote = importlib.import_module("benchmarks.execution._zygote")
-    for name in ("_kernel", "_wire", "_candidate", "_tests_side", "_spawner"):
+    for name in ("_kernel", "_wire", "_candidate", "_tests_side", "_spawner", "_builder"):
         module = importlib.import_module(f"benchmarks.execution.{name}")
         assert getattr(zygote, name) is module
     spawner = importlib.import_module("benchmarks.execution._spawner")

@@ -11,13 +11,19 @@ It takes any problems with a `canonical_solution` (any dataset), so one check se
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from benchmarks.common.jsonl import iter_jsonl
+from benchmarks.common.cache import cache_dir
+from benchmarks.common.jsonl import KeyedLog, iter_jsonl
 from benchmarks.execution import ExecutionConfig, execute_samples
+from benchmarks.languages import language_named
 from benchmarks.problem import Problem
 
 NO_REFERENCE = "the problem has no canonical solution"
@@ -59,4 +65,98 @@ def reference_failures(
     for task_id, reasons in failed.items():
         flaky = f"flaky, passed in {runs - len(reasons)} of {runs} runs: " * (len(reasons) < runs)
         failures[task_id] = flaky + reasons[0]
+    return failures
+
+
+# --------------------------------------------------------------------------- on this machine
+
+
+def toolchain_identity(language: str) -> str:
+    """What decides whether a language's references pass on this machine, beyond the problems
+    themselves: the toolchain's programs as installed (path, size, modification time: an
+    upgrade or another install changes it) and the sandbox's own version. Python: the
+    interpreter. A digest, for the check's cache file name."""
+    toolchain = language_named(language).toolchain
+    programs = toolchain.programs if toolchain is not None else ()
+    described = [language, REFERENCE_CHECK_VERSION, sys.version]
+    for program in programs:
+        found = shutil.which(program)
+        if found is None:
+            described.append(f"{program}: missing")
+            continue
+        real = os.path.realpath(found)
+        stat = os.stat(real)
+        described.append(f"{program}: {real} {stat.st_size} {stat.st_mtime_ns}")
+    return hashlib.sha256("\0".join(described).encode("utf-8")).hexdigest()[:16]
+
+
+# Bump when what a check decides changes (the judging of a language, the sandbox's limits):
+# every machine then checks its references again.
+REFERENCE_CHECK_VERSION = "1"
+
+
+def problem_digest(problem: Problem) -> str:
+    """What a problem's reference check depends on in the problem: its id, prompt, reference,
+    tests and metadata (a Go problem's test set-up), as JSON."""
+    fields = {
+        "task_id": problem.task_id,
+        "prompt": problem.prompt,
+        "canonical_solution": problem.canonical_solution,
+        "test": problem.test,
+        "entry_point": problem.entry_point,
+        "metadata": problem.to_json()["metadata"],
+    }
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def machine_reference_failures(
+    problems: Iterable[Problem],
+    config: ExecutionConfig | None = None,
+    *,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, str]:
+    """`reference_failures` as this machine decides it, remembered: task id -> reason for the
+    problems among `problems` whose reference fails here. Each problem's verdict is kept in
+    the machine's cache (`boi` cache dir, `reference-checks/LANGUAGE-TOOLCHAIN.jsonl`, one
+    line a problem, appended) under its content digest, so only problems never checked with
+    this toolchain are judged: a run's first use of a dataset on a machine checks it, later
+    runs read the verdicts. Why per machine and not a shipped list: whether a reference passes
+    depends on what is installed here (Boost for CPP/22, the npm package js-md5 for JS/162)."""
+    by_language: dict[str, list[Problem]] = {}
+    for problem in problems:
+        by_language.setdefault(problem.language, []).append(problem)
+    failures: dict[str, str] = {}
+    for language, group in by_language.items():
+        path = cache_dir("reference-checks") / f"{language}-{toolchain_identity(language)}.jsonl"
+        with KeyedLog(
+            path,
+            lambda row: row.get("problem"),
+            lambda row: row.get("reason"),
+            what="a reference-check cache",
+        ) as known:
+            digests = {p.task_id: problem_digest(p) for p in group}
+            unchecked = [p for p in group if digests[p.task_id] not in known]
+            if unchecked:
+                if log is not None:
+                    log(
+                        f"  reference check: judging the references of {len(unchecked)} "
+                        f"{language} problems never checked on this machine ({path})"
+                    )
+                found = reference_failures(unchecked, config)
+                for problem in unchecked:
+                    reason = found.get(problem.task_id)
+                    known.put(
+                        digests[problem.task_id],
+                        reason,
+                        {
+                            "problem": digests[problem.task_id],
+                            "task_id": problem.task_id,
+                            "reason": reason,
+                        },
+                    )
+            for problem in group:
+                reason = known.get(digests[problem.task_id])
+                if reason is not None:
+                    failures[problem.task_id] = reason
     return failures

@@ -11,6 +11,9 @@ import argparse
 from pathlib import Path
 
 from benchmarks.common.outputs import declare_output
+from benchmarks.execution import ExecutionConfig
+from benchmarks.execution.reference_check import machine_reference_failures
+from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.upstream import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
@@ -28,6 +31,7 @@ EXAMPLES = (
     "boi data list",
     "boi data fetch",
     "boi data fetch mbpp socialbias_bench --dir data",
+    "boi data check humaneval-x-js",
 )
 """Shown at the end of `--help` (boi/cli.py)."""
 ALL = "all"
@@ -48,6 +52,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "list", help="each dataset: its upstream, version, licence and whether it is present"
     )
     _add_dir(show)
+    check = sub.add_parser(
+        "check",
+        help="judge a dataset's canonical solutions in this machine's sandbox and list those "
+        "that fail here (kept per machine; boi run does it first for other languages)",
+    )
+    check.add_argument("dataset", help=f"the dataset: {dataset_help()}")
+    check.add_argument("--data", default=None, help="where to read it from (default: its own)")
+    check.add_argument("--limit", type=int, default=None, help="only the first N problems")
+    check.add_argument(
+        "--workers", type=int, default=None, help="sandbox workers (default: the sandbox's own)"
+    )
     get = sub.add_parser(
         "fetch", help="download datasets from their pinned upstream, sha256-checked (idempotent)"
     )
@@ -77,6 +92,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace a file at a dataset's place whose sha256 is not the pinned one (without "
         "it, such a file is refused and kept)",
     )
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Every canonical solution of a dataset judged in this machine's sandbox (the check a run
+    makes before it uses a dataset of another language than Python, kept per machine): the
+    problems whose reference fails here, with the reason."""
+    loaded = load_benchmark(args.dataset, args.data, limit=args.limit)
+    problems = loaded.problems[: args.limit] if args.limit else loaded.problems
+    config = ExecutionConfig(workers=args.workers) if args.workers else ExecutionConfig()
+    failures = machine_reference_failures(problems, config, log=print)
+    for task_id, reason in failures.items():
+        # One line a task: the reason's first line, and the last that names an error (a
+        # stack trace's message; the whole text is in the machine's check file).
+        lines = [line.strip() for line in reason.splitlines() if line.strip()]
+        errors = [line for line in lines[1:] if "Error" in line or "error:" in line]
+        last = errors[-1] if errors else lines[-1]
+        shown = lines[0] if len(lines) < 2 or last == lines[0] else f"{lines[0]} ... {last}"
+        print(f"  {task_id}: {shown}")
+    print(
+        f"{args.dataset}: {len(problems) - len(failures)} of {len(problems)} references pass in "
+        f"this machine's sandbox; {len(failures)} fail (boi run leaves those out and says so)"
+    )
+    return 0
 
 
 def _list(root: str) -> int:
@@ -111,6 +149,8 @@ def _report(result: Fetched) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         return _list(args.dir)
+    if args.action == "check":
+        return _check(args)
     names = [] if ALL in args.names or args.names == ALL else args.names
     results = fetch(names, args.dir, base_url=args.base_url, force=args.force, progress=_report)
     fetched = sum(r.outcome == "fetched" for r in results)

@@ -18,6 +18,7 @@ from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import check_local_model
 from benchmarks.common.provenance import file_sha256
 from benchmarks.common.rundir import RunDir
+from benchmarks.execution.reference_check import machine_reference_failures
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
     PROGRAM_STOP,
@@ -219,6 +220,7 @@ def _perturb(
     dataset_of: dict[str, str] = {}
     sources: set[str] = set()  # the problems of the datasets so far
     not_applied = []
+    left_out: list[dict[str, str]] = []  # problems whose own reference fails on this machine
     for spec, loaded in zip(config.datasets, datasets, strict=True):
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
@@ -242,6 +244,8 @@ def _perturb(
             log(
                 f"  {spec.label}: task ids shared with an earlier dataset, taken as {spec.label}:ID"
             )
+        if out is not None and any(p.language != "python" for p in selected):
+            selected = _without_failing_references(selected, spec.label, config, log, left_out)
         sources.update(p.task_id for p in selected)
         result = run_catalogue(selected, perturb_config)
         for task_id, reason in result.split_failures.items():
@@ -258,6 +262,8 @@ def _perturb(
         )
     if out is not None:
         write_jsonl(out / "not_applied.jsonl", not_applied)
+        if any(p.language != "python" for p in variants):  # only where a check ran
+            write_jsonl(out / REFERENCE_FAILURES, left_out)
         write_jsonl(
             out / "problems.jsonl",
             ({**v.to_json(), "dataset": dataset_of[v.task_id]} for v in variants),
@@ -268,6 +274,32 @@ def _perturb(
 
 
 PERTURBATION_MARKER = ".perturbation.json"
+# The problems left out of a run because their own reference fails on this machine.
+REFERENCE_FAILURES = "reference_failures.jsonl"
+
+
+def _without_failing_references(
+    problems: list[Problem],
+    label: str,
+    config: RunConfig,
+    log: Callable[[str], None],
+    left_out: list[dict[str, str]],
+) -> list[Problem]:
+    """`problems` less those whose canonical solution fails in this machine's sandbox (issue
+    46: a toolchain's missing library, a dataset's wrong reference), each said in the log and
+    recorded in `left_out`, instead of scoring every model zero on them. The check is kept per
+    machine (`machine_reference_failures`): a dataset's first run here judges its references,
+    later runs read the verdicts. Python datasets are not checked here: their loaders check
+    what they compute (HumanEval+'s expected outputs, BigCodeBench's shipped list)."""
+    failures = machine_reference_failures(problems, config.execution, log=log)
+    for problem in problems:
+        if problem.task_id in failures:
+            reason = failures[problem.task_id]
+            log(f"  {label}: left out {problem.task_id}: its reference fails here ({reason})")
+            left_out.append({"dataset": label, "task_id": problem.task_id, "reason": reason})
+    return [p for p in problems if p.task_id not in failures]
+
+
 """Beside problems.jsonl: the key of the perturbation that wrote it (`_perturbation_key`)."""
 
 

@@ -59,6 +59,7 @@ class RobustnessStudy:
     whole_run_files: ClassVar[tuple[str, ...]] = (
         "problems.jsonl",
         "not_applied.jsonl",
+        "reference_failures.jsonl",
         "critic_input.jsonl",
         "critic.jsonl",
     )
