@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.execution import ExecutionConfig, WorkerPool
-from benchmarks.execution._pool import is_sandbox_uid
+from benchmarks.execution._pool import is_sandbox_uid, sandbox_uid_pairs
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem, StdioTest
 from tests.sandbox_helpers import EXPECTED_LEVEL
@@ -45,7 +45,20 @@ def judge(pool, completion: str, problem: Problem = ADD) -> dict:
     return outcome
 
 
-def sandbox_processes() -> list[int]:
+def sandbox_processes(pool: WorkerPool | None = None) -> list[int]:
+    """The processes running under a sandbox uid: `pool`'s own uids where given (a pool of
+    another test module, on the other pytest-xdist worker, runs its samples at the same time
+    under uids of its own slot), else any pool's."""
+    mine = (
+        None
+        if pool is None
+        else {
+            uid
+            for index in range(pool.size)
+            for pair in sandbox_uid_pairs(index, pool.size, pool.uid_slot)
+            for uid in pair
+        }
+    )
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -55,7 +68,7 @@ def sandbox_processes() -> list[int]:
         except OSError:
             continue
         uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        if is_sandbox_uid(uid):
+        if is_sandbox_uid(uid) and (mine is None or uid in mine):
             pids.append(int(entry))
     return pids
 
@@ -313,7 +326,7 @@ def test_hostile_sample_fails_without_side_effects(pool, kind, tmp_path):
             f"import os\nos.symlink({str(victim)!r}, 'link')\nos.symlink({str(tmp_path)!r}, 'dir')\n"
             "raise SystemExit(1)\n"
         )
-    before = set(sandbox_processes())
+    before = set(sandbox_processes(pool))
     outcome = judge(pool, completion)
     assert outcome["status"] in ("failed", "timed out"), outcome
     # Nothing escaped.
@@ -328,7 +341,7 @@ def test_hostile_sample_fails_without_side_effects(pool, kind, tmp_path):
     assert not home_target.exists()
     assert not Path(f"/tmp/daemon-{MARK}").exists()
     assert victim.read_text() == "keep me"
-    assert set(sandbox_processes()) <= before, "a sandboxed process outlived its sample"
+    assert set(sandbox_processes(pool)) <= before, "a sandboxed process outlived its sample"
     # The harness is alive and still judges correctly.
     assert judge(pool, GOOD)["status"] == "passed"
     if listener is not None:

@@ -126,9 +126,21 @@ def judge_all(
     return {names[index]: outcome for index, outcome in pool.map(jobs)}
 
 
-def check(outcomes: dict[str, dict], expected: dict[str, str]) -> None:
+# Which limit ends a flood of output or of memory first depends on the machine's load (the
+# time limit can come before the file-size or memory limit on a busy CI machine): either ends
+# the sample as a failure, and that, not which of the two, is what a user relies on.
+EITHER_LIMIT = ("runtime error", "timed out")
+
+
+def check(outcomes: dict[str, dict], expected: dict[str, str | tuple[str, ...]]) -> None:
     got = {name: outcomes[name]["status"] for name in expected}
-    assert got == expected, {name: outcomes[name]["result"][:300] for name in expected}
+    wrong = {
+        name: status
+        for name, status in got.items()
+        if status != expected[name]
+        and not (isinstance(expected[name], tuple) and status in expected[name])
+    }
+    assert not wrong, {name: (got[name], outcomes[name]["result"][:300]) for name in wrong}
 
 
 CPP = {
@@ -228,8 +240,8 @@ JAVASCRIPT_EXPECTED = {
     "read_outside": "passed",
     "write_outside": "passed",
     "child_process": "passed",
-    "output_flood": "runtime error",
-    "memory": "runtime error",
+    "output_flood": EITHER_LIMIT,
+    "memory": EITHER_LIMIT,
     "spin": "timed out",
 }
 

@@ -268,6 +268,8 @@ def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
 _LATER_OPTIONS: dict[str, Any] = {"random_seeds": 1, "keyword_file": None}
 # The same for a dataset's options: left out of each dataset's entry when unset.
 _LATER_DATASET_OPTIONS = ("released_after", "released_before")
+# ... and for a setting's decoding, with the value older runs had.
+_LATER_DECODING_OPTIONS: dict[str, Any] = {"language": "python"}
 
 
 def content_digests(config: RunConfig) -> dict[str, Any]:
@@ -311,6 +313,11 @@ def run_identity(
         {k: v for k, v in spec.items() if not (k in _LATER_DATASET_OPTIONS and v is None)}
         for spec in identity["datasets"]
     ]
+    for setting in identity.get("settings") or ():
+        decoding = setting.get("decoding") or {}
+        for key, old_behaviour in _LATER_DECODING_OPTIONS.items():
+            if key in decoding and decoding[key] == old_behaviour:
+                del decoding[key]
     # Hashed as the manifest records it (paths portable, `portable_config`), so that a run is
     # the same run from its manifest alone (a merge rebuilds it so) on any machine.
     return dict(portable_config(identity)) if portable else identity
