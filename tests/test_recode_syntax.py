@@ -204,7 +204,7 @@ def test_one_line_solutions_are_left_whole_as_recode_leaves_them():
 
 
 def test_every_variant_of_humaneval_and_mbpp_passes_with_its_canonical_solution(
-    humaneval, mbpp, tmp_path
+    humaneval, mbpp_sweep, tmp_path
 ):
     """The syntax family (seed 0 of the stochastic ones) on both datasets: every variant's
     canonical solution completes its prompt into a program that passes the tests."""
@@ -218,7 +218,7 @@ def test_every_variant_of_humaneval_and_mbpp_passes_with_its_canonical_solution(
     # reference takes about 21 s under CI's parallel load) is judged again with a limit from
     # its reference's own time, instead of failing this test by the machine's load.
     execution = ExecutionConfig(separate_candidate=False, timeout=10.0, max_timeout=60.0)
-    for loaded in (humaneval, mbpp):
+    for loaded in (humaneval, mbpp_sweep):
         variants = run_catalogue(loaded.problems, config).variants
         assert {v.transform for v in variants} == set(NAMES)
         samples = [{"task_id": v.task_id, "completion": v.canonical_solution} for v in variants]

@@ -176,7 +176,9 @@ def test_hf_dataset_export_round_trip(humaneval_catalogue, tmp_path):
 
 
 @pytest.mark.embedded
-def test_every_variant_of_humaneval_and_mbpp_passes_with_the_reference(humaneval, mbpp, tmp_path):
+def test_every_variant_of_humaneval_and_mbpp_passes_with_the_reference(
+    humaneval, mbpp_sweep, tmp_path
+):
     """With the real embedded embedder and default config: the whole catalogue, both datasets,
     judged in the sandbox's default (separated) mode, candidate and tests in two processes."""
     from perturb.keywords import sentence_transformer_embedder
@@ -187,7 +189,7 @@ def test_every_variant_of_humaneval_and_mbpp_passes_with_the_reference(humaneval
     # reference's own time.
     config = ExecutionConfig(timeout=10.0, max_timeout=60.0)
     assert config.separate_candidate and config.reference_timing
-    for loaded in (humaneval, mbpp):
+    for loaded in (humaneval, mbpp_sweep):
         result = run_catalogue(loaded.problems, PerturbConfig(keep_unchanged=False), embedder)
         for v in result.variants:
             ast.parse(v.prompt + "    pass\n")
