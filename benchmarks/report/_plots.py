@@ -264,20 +264,29 @@ def passk_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -
     return bar_chart([r["label"] for r in rows], series, "pass@k (%)", title)
 
 
-def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str | None:
-    """Relative drop vs Original (percent, paired) per transformation, with bootstrap intervals."""
+def _change_series(
+    table: Mapping[str, Any], indices: Sequence[int]
+) -> tuple[list[Mapping[str, Any]], list[Series]]:
+    """The rows other than Original that some column of `indices` holds, and one bar series per
+    column: the change vs Original in percent with its paired interval, in the table's sign
+    convention (negative = worse)."""
     rows = [
         r
         for r in table["rows"]
         if r["transform"] != "original" and any(r["cells"][i] is not None for i in indices)
     ]
-    if not rows:
-        return None
-    # The table's sign convention: the change of pass@k relative to Original, negative = worse.
     series = [
         (name, [None if v is None else -v for v in values], [(None if h is None else -h, None if lo is None else -lo) for lo, h in intervals])
         for name, values, intervals in _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high")
     ]  # fmt: skip
+    return rows, series
+
+
+def drop_figure(table: Mapping[str, Any], indices: Sequence[int], title: str) -> str | None:
+    """Relative drop vs Original (percent, paired) per transformation, with bootstrap intervals."""
+    rows, series = _change_series(table, indices)
+    if not rows:
+        return None
     return bar_chart([r["label"] for r in rows], series, "change vs Original (%)", title)
 
 
@@ -292,18 +301,13 @@ def side_by_side_figure(table: Mapping[str, Any], model: str) -> Figure | None:
     if len(chosen) < 2:
         return None
     indices = list(chosen.values())
-    rows = [
-        r
-        for r in table["rows"]
-        if r["transform"] != "original" and any(r["cells"][i] is not None for i in indices)
-    ]
+    rows, by_column = _change_series(table, indices)
     if not rows:
         return None
-    # The table's sign convention: the change of pass@k relative to Original, negative = worse.
     series = [
-        (dataset, [None if v is None else -v for v in values], [(None if h is None else -h, None if lo is None else -lo) for lo, h in intervals])
-        for dataset, (_, values, intervals) in zip(chosen, _percent_series(table, rows, indices, "relative_drop", "drop_ci_low", "drop_ci_high"), strict=True)
-    ]  # fmt: skip
+        (dataset, values, intervals)
+        for dataset, (_, values, intervals) in zip(chosen, by_column, strict=True)
+    ]
     first = table["columns"][indices[0]]
     image = bar_chart(
         [r["label"] for r in rows],
