@@ -3,8 +3,8 @@ the completion to test: the rest of the prompt's function, up to and including t
 prompt left open. Pure text work: the code is scanned, never compiled or run.
 
 A prompt in these languages ends inside one or more open braces (a C++ function's, a Java
-method's and its class's). The reader scans with the language's lexical rules (strings,
-characters, comments: a brace inside them is not a brace) and:
+method's and its class's). The reader scans with the language's lexical rules (`benchmarks.languages.source`:
+strings, characters, comments: a brace inside them is not a brace) and:
 
 - continuation (`chat=False`): the output continues the prompt. Where the braces the prompt
   opened close, the completion ends (what the model wrote after, a `main` or a second
@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from benchmarks.languages import Language
+from benchmarks.languages.source import code_only, definitions, segments
 
 # A fenced block: its tag and its text (the closing fence may be missing: a reply cut off).
 _FENCE = re.compile(r"^```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^```|\Z)", re.S | re.M)
@@ -44,69 +45,35 @@ class Scan:
     openers: tuple[str, ...]
 
 
-def scan(code: str, start_depth: int = 0) -> Scan:
+def scan(code: str, language: Language, start_depth: int = 0) -> Scan:
     """Scan `code` from `start_depth` open braces; stop where the depth first falls below 1
-    after starting above 0 (the braces the caller's prefix opened are closed)."""
+    after starting above 0 (the braces the caller's prefix opened are closed). Only code is
+    counted: comments and string literals are `source.segments`'s, by the language's facts."""
     depth = start_depth
     openers: list[str] = []
-    i, n = 0, len(code)
-    while i < n:
-        char = code[i]
-        two = code[i : i + 2]
-        if two == "//":
-            end = code.find("\n", i)
-            if end < 0:
-                return Scan(None, depth, False, tuple(openers))
-            i = end
-            continue
-        if two == "/*":
-            end = code.find("*/", i + 2)
-            if end < 0:
+    for segment in segments(code, language):
+        if segment.kind != "code":
+            if not segment.closed and segment.end == len(code):  # cut off inside it
                 return Scan(None, depth, True, tuple(openers))
-            i = end + 2
             continue
-        if char in "\"'`":
-            literal_end = _literal_end(code, i, char)
-            if literal_end is None:
-                return Scan(None, depth, True, tuple(openers))
-            i = literal_end
-            continue
-        if char == "{":
-            depth += 1
-            line_start = code.rfind("\n", 0, i) + 1
-            line = code[line_start:i]
-            openers.append(line[: len(line) - len(line.lstrip())])
-        elif char == "}":
-            depth -= 1
-            if openers:
-                openers.pop()
-            if depth == 0 and start_depth > 0:
-                return Scan(i + 1, 0, False, ())
-        i += 1
+        for i in range(segment.start, segment.end):
+            char = code[i]
+            if char == "{":
+                depth += 1
+                line = code[code.rfind("\n", 0, i) + 1 : i]
+                openers.append(line[: len(line) - len(line.lstrip())])
+            elif char == "}":
+                depth -= 1
+                if openers:
+                    openers.pop()
+                if depth == 0 and start_depth > 0:
+                    return Scan(i + 1, 0, False, ())
     return Scan(None, depth, False, tuple(openers))
 
 
-def _literal_end(code: str, start: int, quote: str) -> int | None:
-    """The index after the literal opening at `start` (backslash escapes; a backquote string
-    may span lines, the others end at a newline: an unclosed quote there is a stray apostrophe
-    in a comment-like line, read as the end of the literal)."""
-    i = start + 1
-    while i < len(code):
-        char = code[i]
-        if char == "\\" and quote != "`":
-            i += 2
-            continue
-        if char == quote:
-            return i + 1
-        if char == "\n" and quote != "`":
-            return i
-        i += 1
-    return None
-
-
-def prompt_openers(prompt: str) -> tuple[str, ...]:
+def prompt_openers(prompt: str, language: Language) -> tuple[str, ...]:
     """The indentation of each brace the prompt leaves open, outermost first."""
-    return scan(prompt).openers
+    return scan(prompt, language).openers
 
 
 def closers(openers: tuple[str, ...]) -> str:
@@ -115,20 +82,10 @@ def closers(openers: tuple[str, ...]) -> str:
 
 
 def prompt_function_name(prompt: str, language: Language) -> str | None:
-    """The name of the function whose body the prompt opens: on the line of its innermost open
-    brace, `const name = (` (JavaScript) or the first `name(`."""
-    result = scan(prompt)
-    if not result.openers:
-        return None
-    last_open = prompt.rfind("{")
-    line = prompt[prompt.rfind("\n", 0, last_open) + 1 : last_open]
-    arrow = re.search(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=", line)
-    if arrow:
-        return arrow.group(1)
-    call = re.search(r"([A-Za-z_$][\w$]*)\s*\(", line)
-    if call and call.group(1) not in language.reserved_words:
-        return call.group(1)
-    return None
+    """The name of the function whose body the prompt opens: the last it defines (the
+    language's `function_definition`), where the prompt leaves a brace open."""
+    found = definitions(prompt, language)
+    return found[-1][0] if found and scan(prompt, language).openers else None
 
 
 @dataclass(frozen=True)
@@ -141,15 +98,15 @@ class BraceReading:
     reason: str = ""
 
 
-def read_continuation(text: str, prompt: str) -> BraceReading:
+def read_continuation(text: str, prompt: str, language: Language) -> BraceReading:
     """A continuation of `prompt` (see the module docstring)."""
-    openers = prompt_openers(prompt)
+    openers = prompt_openers(prompt, language)
     if not openers:
         return BraceReading("extracted", text, "continuation")
     for end in ("\n```",):  # an instruct model closes its code with a fence, then talks
         if end in text:
             text = text[: text.index(end)]
-    result = scan(text, len(openers))
+    result = scan(text, language, len(openers))
     if result.closed_at is not None:
         return BraceReading("extracted", text[: result.closed_at] + "\n", "continuation")
     if result.in_literal:
@@ -168,32 +125,33 @@ def read_continuation(text: str, prompt: str) -> BraceReading:
     )
 
 
-def _without_restated_comment(body: str, prompt: str) -> str:
+def _without_restated_comment(body: str, prompt: str, language: Language) -> str:
     """`body` less the leading comments the prompt already holds (a prompt whose description
     sits inside the function's body, restated by the reply): the completion continues after
     them."""
     flat_prompt = " ".join(prompt.split())
-    while True:
-        stripped = body.lstrip()
-        if stripped.startswith("/*") and "*/" in stripped:
-            comment = stripped[: stripped.index("*/") + 2]
-        elif stripped.startswith("//"):
-            comment = stripped.split("\n", 1)[0]
-        else:
-            return body
-        if " ".join(comment.split()) not in flat_prompt:
-            return body
-        body = stripped[len(comment) :]
+    cut = 0
+    for segment in segments(body, language):
+        piece = body[segment.start : segment.end]
+        if segment.kind == "code" and not piece.strip():
+            continue
+        if segment.kind not in ("line_comment", "block_comment"):
+            break
+        if " ".join(piece.split()) not in flat_prompt:
+            break
+        cut = segment.end
+    return body[cut:]
 
 
-def _body_start(code: str, after: int) -> int | None:
-    """The index after the `{` that opens a function's body, given the index after its name's
-    `(` (or after an arrow's `{`, returned as it is): the parameter list is skipped with its
-    parentheses balanced, then empty brace pairs of the result type (Go's `interface{}`); a `;`
-    first means a declaration, not a definition."""
-    if code[after - 1] == "{":
-        return after
-    depth, i = 1, after
+def _body_start(code: str, after_name: int) -> int | None:
+    """The index after the `{` that opens a function's body, in code with comments and strings
+    blanked, from just after the function's name: the parameter list is skipped with its
+    parentheses balanced (an arrow function's without them is not), then empty brace pairs of
+    the result type (Go's `interface{}`); a `;` first means a declaration, not a definition."""
+    paren, brace = code.find("(", after_name), code.find("{", after_name)
+    if paren < 0 or 0 <= brace < paren:
+        return None if brace < 0 else brace + 1
+    depth, i = 1, paren + 1
     while i < len(code) and depth:
         depth += {"(": 1, ")": -1}.get(code[i], 0)
         i += 1
@@ -214,7 +172,7 @@ def read_chat(reply: str, prompt: str, language: Language) -> BraceReading:
     if not reply.strip():
         return BraceReading("no_code", "", "empty", "the reply is empty")
     name = prompt_function_name(prompt, language)
-    openers = prompt_openers(prompt)
+    openers = prompt_openers(prompt, language)
     blocks = [
         body
         for tag, body in _FENCE.findall(reply.replace("\r\n", "\n"))
@@ -224,28 +182,25 @@ def read_chat(reply: str, prompt: str, language: Language) -> BraceReading:
         blocks = [reply.replace("\r\n", "\n")]
     if name is None or not openers:
         return BraceReading("no_code", "", "chat", "the prompt opens no function to complete")
-    # A definition starts its line: only modifiers and a type before the name (so a call in an
-    # `if (name(x)) {`, an assignment or a `>>> name(x)` example is never taken for one).
-    definition = re.compile(
-        rf"^[ \t]*(?:export[ \t]+)?(?:(?:const|let|var)[ \t]+{re.escape(name)}\s*=[^{{;]*?=>\s*\{{"
-        rf"|function[ \t]+{re.escape(name)}\s*\("
-        rf"|(?:[A-Za-z_][\w<>,:*&\[\]. \t]*?[ \t*&>])?{re.escape(name)}\s*\()",
-        re.M,
-    )
     found: BraceReading | None = None
     for block in blocks:
-        for match in definition.finditer(block):
-            body_start = _body_start(block, match.end())
+        # Definitions as the language declares them, in code only: a call in an `if
+        # (name(x)) {` or a `>>> name(x)` example in a comment is never taken for one.
+        code = code_only(block, language)
+        for defined, line_start in definitions(block, language):
+            if defined != name:
+                continue
+            body_start = _body_start(code, code.index(name, line_start) + len(name))
             if body_start is None:
                 continue
-            result = scan(block[body_start:], 1)
+            result = scan(block[body_start:], language, 1)
             if result.closed_at is None:
                 found = found or BraceReading(
                     "truncated", "", "chat", f"the definition of {name} is cut off"
                 )
                 continue
             body = _without_restated_comment(
-                block[body_start : body_start + result.closed_at - 1], prompt
+                block[body_start : body_start + result.closed_at - 1], prompt, language
             )
             found = BraceReading(
                 "extracted", body.removeprefix("\n").rstrip() + closers(openers), "chat"
@@ -254,7 +209,7 @@ def read_chat(reply: str, prompt: str, language: Language) -> BraceReading:
         return found
     # No definition by name: a reply that continues the prompt, as a base model would.
     # Only one that closes the prompt's function itself: prose balances its braces too.
-    continued = read_continuation(blocks[-1], prompt)
+    continued = read_continuation(blocks[-1], prompt, language)
     if continued.shape == "continuation" and continued.status == "extracted":
         return BraceReading("extracted", continued.completion, "chat; continues the prompt")
     return BraceReading("no_code", "", "chat", f"the reply defines no function {name}")

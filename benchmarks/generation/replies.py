@@ -1744,7 +1744,7 @@ def read_completion_reply(
         brace = (
             _braces.read_chat(reply, prompt, language_named(language))
             if chat
-            else _braces.read_continuation(reply, prompt)
+            else _braces.read_continuation(reply, prompt, language_named(language))
         )
         return ReplyReading(brace.status, brace.completion, brace.shape, brace.reason)
     if not chat:

@@ -21,8 +21,8 @@ SegmentKind = Literal["code", "line_comment", "block_comment", "string"]
 
 @dataclass(frozen=True)
 class Segment:
-    """A slice `text[start:end]` of one kind; `closed` is False for a block comment or a
-    multi-line string that the text ends inside."""
+    """A slice `text[start:end]` of one kind; `closed` is False for a comment or string that
+    the text ends inside (a reply cut off there), or a string its line ends inside."""
 
     kind: SegmentKind
     start: int
@@ -92,7 +92,7 @@ def _string_end(text: str, i: int, quote: str, language: Language) -> tuple[int,
         if char == "\n" and quote != "`":
             return i, False
         i += 1
-    return len(text), quote != "`"
+    return len(text), False  # the text ends inside the literal, whichever its quote
 
 
 def code_only(text: str, language: Language) -> str:
