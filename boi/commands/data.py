@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchmarks.common.config import positive_int
 from benchmarks.common.outputs import declare_output
 from benchmarks.execution import ExecutionConfig
 from benchmarks.execution.reference_check import machine_reference_failures
@@ -59,9 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     check.add_argument("dataset", help=f"the dataset: {dataset_help()}")
     check.add_argument("--data", default=None, help="where to read it from (default: its own)")
-    check.add_argument("--limit", type=int, default=None, help="only the first N problems")
+    check.add_argument("--limit", type=positive_int, default=None, help="only the first N problems")
     check.add_argument(
-        "--workers", type=int, default=None, help="sandbox workers (default: the sandbox's own)"
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="sandbox workers (default: the sandbox's own)",
     )
     get = sub.add_parser(
         "fetch", help="download datasets from their pinned upstream, sha256-checked (idempotent)"
@@ -98,8 +102,7 @@ def _check(args: argparse.Namespace) -> int:
     """Every canonical solution of a dataset judged in this machine's sandbox (the check a run
     makes before it uses a dataset of another language than Python, kept per machine): the
     problems whose reference fails here, with the reason."""
-    loaded = load_benchmark(args.dataset, args.data, limit=args.limit)
-    problems = loaded.problems[: args.limit] if args.limit else loaded.problems
+    problems = load_benchmark(args.dataset, args.data, limit=args.limit).problems[: args.limit]
     config = ExecutionConfig(workers=args.workers) if args.workers else ExecutionConfig()
     failures = machine_reference_failures(problems, config, log=print)
     for task_id, reason in failures.items():
