@@ -116,10 +116,12 @@ class _Handler(JsonHandler):
             cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
         try:
             time.sleep(cls.delay_s)
-            self._answer(body)
         finally:
+            # counted out before the answer is written: once the client has it, it may send its
+            # next request, which a slow scheduler could count before this thread counted out
             with cls.lock:
                 cls.in_flight -= 1
+        self._answer(body)
 
     def _answer(self, body):
         cls = type(self)
