@@ -35,6 +35,7 @@ from benchmarks.common.provenance import config_hash, portable_config
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
+    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -45,7 +46,6 @@ from benchmarks.generation import (
     truncate_at_stop,
 )
 from benchmarks.generation import check_models as check_backend_models
-from benchmarks.generation._backend import Backend
 from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
 from benchmarks.study import (
     ClaimSpec,
