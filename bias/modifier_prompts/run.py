@@ -55,6 +55,7 @@ from benchmarks.common.provenance import (
 from benchmarks.common.rundir import MANIFEST, RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
+    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -64,7 +65,6 @@ from benchmarks.generation import (
     sample_prompts,
     unread_replies_warning,
 )
-from benchmarks.generation._backend import Backend
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
 from benchmarks.problem import Problem
