@@ -52,7 +52,9 @@ def run_sample(program: str, is_stdio: bool) -> None:
     namespace: dict = {"__name__": "__main__"} if is_stdio else {}
     verdict = b"P"
     try:
-        exec(compile(program, "<sample>", "exec"), namespace)
+        # Running the sample's program is this process's one job; it runs confined (see
+        # `_spawner._enter_sample`), never outside the sandbox.
+        exec(compile(program, "<sample>", "exec"), namespace)  # noqa: S102
     except SystemExit as err:
         # A script may end with sys.exit(0); a function-style program may not end early at all.
         if not (is_stdio and err.code in (None, 0)):
@@ -99,7 +101,8 @@ def serve_candidate() -> None:
     namespace: dict = {}
     setup_error = None
     try:
-        exec(compile(job["candidate_program"], "<sample>", "exec"), namespace)
+        # The candidate's program, in its confined process (as in `run_sample`).
+        exec(compile(job["candidate_program"], "<sample>", "exec"), namespace)  # noqa: S102
     except BaseException as err:
         setup_error = "the program raised " + _wire.reason(err).decode("utf-8", "replace")
     classes = {n: namespace[n] for n in names if isinstance(namespace.get(n), type)}
@@ -223,7 +226,7 @@ def _call_table(function: Any, spec: object, classes: dict[str, type]) -> dict:
     for row in rows:
         try:
             result = function(*row)
-        except BaseException as err:  # noqa: B036 (a call's SystemExit is its outcome too)
+        except BaseException as err:  # a call's SystemExit is its outcome too
             key: Any = ("raise", type(err).__name__)
             encoded: Any = {"raise": type(err).__name__}
         else:

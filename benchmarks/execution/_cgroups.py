@@ -150,9 +150,11 @@ def parse_cgroup_bases(mountinfo: str, proc_cgroup: str) -> CgroupBases:
 
 
 def cgroup_bases() -> CgroupBases:
-    with open("/proc/self/mountinfo", encoding="utf-8") as mountinfo:
-        with open("/proc/self/cgroup", encoding="utf-8") as proc_cgroup:
-            return parse_cgroup_bases(mountinfo.read(), proc_cgroup.read())
+    with (
+        open("/proc/self/mountinfo", encoding="utf-8") as mountinfo,
+        open("/proc/self/cgroup", encoding="utf-8") as proc_cgroup,
+    ):
+        return parse_cgroup_bases(mountinfo.read(), proc_cgroup.read())
 
 
 def pid_alive(pid: int) -> bool:

@@ -201,7 +201,7 @@ def _job(
 def _harness_deadline(job: dict[str, Any]) -> float:
     compile_seconds = float(job.get("compile_timeout", 0.0))
     return (
-        compile_seconds + job["timeout"] * max(1, len(job.get("tests", ()))) * 1.5
+        compile_seconds + float(job["timeout"]) * max(1, len(job.get("tests", ()))) * 1.5
     ) + HARNESS_GRACE_SECONDS
 
 

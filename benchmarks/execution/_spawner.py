@@ -51,6 +51,8 @@ class SpawnerClient:
         if not data:
             raise SpawnFailed("the spawner is gone")
         message = json.loads(data)
+        if not isinstance(message, dict):
+            raise SpawnFailed("the spawner sent something other than an object")
         if "exit" in message:
             self.exits[int(message["exit"])] = int(message["status"])
         return message

@@ -173,9 +173,7 @@ def call_tables(
             )
             for index, job in enumerate(listed)
         )
-        done = 0
-        for index, outcome in pool.map(work):
-            done += 1
+        for done, (index, outcome) in enumerate(pool.map(work), start=1):
             if progress is not None:
                 progress(done, len(listed))
             yield _result(listed[index], outcome)

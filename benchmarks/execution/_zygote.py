@@ -133,7 +133,8 @@ _KEPT_MOUNT_FLAGS = {
 # none of the interpreter's paths (a virtualenv under /tmp rules /tmp out). A fixed path, not
 # the harness's temporary directory (a random name per pool): a sample's working directory is
 # then the same in every invocation, and counts or tells nothing. Each is hidden anyway.
-_SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+# (Mount points, not temporary files: each is covered by the worker's own tmpfs, hence S108.)
+_SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # noqa: S108
 
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
