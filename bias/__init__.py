@@ -11,11 +11,14 @@ Shared by both: `bias.metrics` (every bias metric, each with its paper's equatio
 
 from pathlib import Path
 
+from benchmarks.upstream import loader_targets
+
 BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 """Configs both commands resolve by name (`demo`, `paper`, `test-demo`, `exp-*`)."""
 DATA_DIR = Path(__file__).parent / "data"
 """The suites' data files: Liu's modifiers, dimensions and templates; the fairness tests'
 attributes, value pools, prompt variants and mitigation strategies."""
-FAIRNESS_SUITES = ("socialbias_bench", "cbs_prompts")
-"""The fairness tests' suites (`bias.fairness_tests.tasks`); here because `bias.completions`,
-which serves both halves, tells their ids apart without importing that subpackage."""
+FAIRNESS_SUITES = tuple(loader_targets("fairness suite"))
+"""The fairness tests' suites (`bias.fairness_tests.tasks`), from the one table of datasets
+(`benchmarks.upstream.ALL_DATASETS`); here because `bias.completions`, which serves both halves,
+tells their ids apart without importing that subpackage."""

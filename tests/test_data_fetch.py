@@ -24,7 +24,7 @@ import pytest
 import benchmarks.upstream as upstream
 import boi.commands.data as data_command
 from benchmarks.loaders import load_benchmark
-from benchmarks.upstream import UPSTREAM_DATA, UpstreamDataset, UpstreamFile
+from benchmarks.upstream import UPSTREAM_DATA, Dataset, UpstreamFile
 from bias.fairness_tests.tasks import load_fairness_tasks
 from bias.modifier_prompts.classifier import read_data
 from boi.cli import main
@@ -39,7 +39,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-TOY = UpstreamDataset(
+TOY = Dataset(
     name="toy",
     title="a toy dataset of two files",
     repo="someone/toy-data",
@@ -74,7 +74,7 @@ def server(tmp_path) -> Iterator[tuple[Path, str]]:
         thread.join()
 
 
-def publish(served: Path, entry: UpstreamDataset, contents: dict[str, bytes]) -> None:
+def publish(served: Path, entry: Dataset, contents: dict[str, bytes]) -> None:
     """Put `contents` (file name -> bytes) where the fake upstream serves `entry`'s files."""
     for file in entry.files:
         if file.name in contents:
@@ -228,7 +228,7 @@ def test_the_get_the_data_page_pins_what_the_registry_pins() -> None:
             assert file.sha256 in page and f"data/{entry.name}/{file.name}" in page, file
 
 
-def shared_files() -> list[tuple[UpstreamDataset, UpstreamFile, Path]]:
+def shared_files() -> list[tuple[Dataset, UpstreamFile, Path]]:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} not present")
     found = [

@@ -6,7 +6,8 @@ ReCode's released perturbed data as `recode_humaneval` / `recode_mbpp`, read wit
 a path to a HumanEval-format (or boi) JSONL file.
 
 Adding a dataset is one module with a loader `load(data: str | None) -> LoadResult` (`data`:
-where to read it from, None for the loader's default) plus one line here, or at run time
+where to read it from, None for the loader's default) plus its entry in the one table of
+datasets (`benchmarks.upstream.ALL_DATASETS`: its names, loader, upstream or source), or at run time
 `DATASETS.register("name", "package.module:load")`; the CLI's help and error messages list it.
 A loader whose work is per problem (HumanEval+ runs each canonical solution on its inputs) may
 also take the keywords `task_ids` and `limit`, a run's selection: it then builds only the
@@ -25,26 +26,14 @@ from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.registry import Registry
 from benchmarks.loaders.humaneval import load_humaneval_format
 from benchmarks.loaders.result import LoadIssue, LoadResult
+from benchmarks.upstream import loader_targets
 
 __all__ = ["DATASETS", "LoadIssue", "LoadResult", "dataset_help", "load_benchmark"]
 
-# name -> "module:loader", imported when the dataset is first loaded.
+# name -> "module:loader", imported when the dataset is first loaded: the problem datasets of
+# the one table of datasets (`benchmarks.upstream.ALL_DATASETS`), in its order.
 DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
-    "dataset",
-    {
-        "humaneval": "benchmarks.loaders.humaneval:load_humaneval",
-        "humanevalplus": "benchmarks.loaders.humanevalplus:load_humanevalplus",
-        "mbpp": "benchmarks.loaders.mbpp:load_mbpp",
-        "code_contests": "benchmarks.loaders.code_contests:load_code_contests",
-        "bigcodebench": "benchmarks.loaders.bigcodebench:load_bigcodebench",
-        "livecodebench": "benchmarks.loaders.livecodebench:load_livecodebench",
-        "humaneval_x_cpp": "benchmarks.loaders.humaneval_x:load_cpp",
-        "humaneval_x_java": "benchmarks.loaders.humaneval_x:load_java",
-        "humaneval_x_js": "benchmarks.loaders.humaneval_x:load_js",
-        "humaneval_x_go": "benchmarks.loaders.humaneval_x:load_go",
-        "recode_humaneval": "perturb.recode.interop:load_recode_humaneval",
-        "recode_mbpp": "perturb.recode.interop:load_recode_mbpp",
-    },
+    "dataset", loader_targets("problems")
 )
 JSONL_FILE = "a path to a HumanEval-format JSONL file"
 

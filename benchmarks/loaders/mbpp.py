@@ -35,7 +35,7 @@ from benchmarks.loaders._reference_runner import TIMED_OUT, run_jobs
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.pysource import rename_identifier
-from benchmarks.upstream import fetched_path
+from benchmarks.upstream import DEFAULT_DIR, dataset, fetched_path
 
 MBPP_FIELDS = ("task_id", "text", "code", "test_list")
 NUM_EXAMPLES = 3
@@ -258,23 +258,49 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+def _hub_offline() -> bool:
+    """Whether the Hugging Face hub is switched off (HF_HUB_OFFLINE, as huggingface_hub reads it)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "on", "yes", "true"}
+
+
 def _download_mbpp() -> Path:
-    """Fetch MBPP (full, all splits) with `datasets` and store it as upstream-format JSONL."""
+    """Fetch MBPP (full, all splits) with `datasets` and store it as upstream-format JSONL: the
+    last resort, after the file `boi data fetch mbpp` puts in data/mbpp/ (its rows are
+    re-serialised, so the shipped example outputs, pinned to the upstream file, do not apply)."""
     target = cache_dir("datasets") / "mbpp.jsonl"
     if target.exists():
         return target
+    advice = "run `boi data fetch mbpp` (or pass the upstream mbpp.jsonl with --data)"
+    if _hub_offline():
+        raise UserError(
+            f"MBPP is not in {DEFAULT_DIR}/mbpp/ and the Hugging Face hub is off "
+            f"(HF_HUB_OFFLINE); {advice}."
+        )
     try:
         from datasets import concatenate_datasets, load_dataset  # heavy; only a download needs it
 
         parts = load_dataset("google-research-datasets/mbpp", "full")
         rows = sorted(concatenate_datasets(list(parts.values())), key=lambda r: r["task_id"])
-    except Exception as err:  # offline, hub error: the user needs the path option
+    except Exception as err:  # offline, hub error: the user needs the fetched file
         raise UserError(
-            f"MBPP could not be downloaded ({type(err).__name__}); pass --data PATH to the upstream "
-            "mbpp.jsonl (`boi data fetch mbpp` puts it in data/mbpp/mbpp.jsonl)."
+            f"MBPP is not in {DEFAULT_DIR}/mbpp/ and could not be downloaded from the Hugging "
+            f"Face hub ({type(err).__name__}); {advice}."
         ) from None
     write_text_atomic(target, "".join(json.dumps(dict(r)) + "\n" for r in rows))
     return target
+
+
+def source_path(data: str | os.PathLike[str] | None = None) -> Path:
+    """`data` (the file, or the folder `boi data fetch mbpp` fills), else the file that fetch put
+    in data/mbpp/, as every fetched dataset's loader looks, and only then the hub."""
+    if data is None:
+        return fetched_path("mbpp") or _download_mbpp()
+    path = Path(data)
+    if path.is_dir():
+        path = path / dataset("mbpp").files[0].name
+    if not path.is_file():
+        raise UserError(f"{path} does not exist; give MBPP's mbpp.jsonl or the folder with it.")
+    return path
 
 
 def _parsed(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[str, _Parsed]:
@@ -324,9 +350,9 @@ def shipped_examples(path: Path, outputs: dict[str, dict[str, Any]]) -> dict[str
 
 
 def load_mbpp(data: str | os.PathLike[str] | None = None) -> LoadResult:
-    """All MBPP problems from the upstream JSONL (`data`), else the one `boi data fetch mbpp`
-    put in data/mbpp/, else downloaded with `datasets`."""
-    path = Path(data) if data is not None else (fetched_path("mbpp") or _download_mbpp())
+    """All MBPP problems from the upstream JSONL (`data`: the file or its folder), else the one
+    `boi data fetch mbpp` put in data/mbpp/, else downloaded with `datasets`."""
+    path = source_path(data)
     rows = _records(path)
     parsed = _parsed(path, rows)
     issues: list[LoadIssue] = []

@@ -19,16 +19,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError
+from benchmarks.common.registry import Registry
 from benchmarks.loaders.result import LoadIssue
-from bias import DATA_DIR, FAIRNESS_SUITES
+from benchmarks.upstream import fetched_path, loader_targets
+from bias import DATA_DIR
 
-SUITES = FAIRNESS_SUITES
+SUITES: Registry[Callable[..., tuple[list[FairnessTask], list[LoadIssue]]]] = Registry(
+    "fairness suite", loader_targets("fairness suite")
+)
+"""suite -> its loader, from the one table of datasets (`benchmarks.upstream.ALL_DATASETS`)."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -374,10 +380,14 @@ def load_fairness_tasks(
             )
         data, suite = suite, _suite_of(candidate)
     if not data:
-        raise UserError(
-            f"suite {suite} is not bundled (its data has no licence to redistribute); pass --data "
-            f"with the path to its {'tasks.json' if suite == 'socialbias_bench' else 'dataset.json'}."
-        )
-    if suite == "socialbias_bench":
-        return load_socialbias_bench(data, attributes)
-    return load_cbs_prompts(data, attributes)
+        # Where `boi data fetch SUITE` put it, as the problem datasets' loaders look.
+        found = fetched_path(suite)
+        if found is None:
+            raise UserError(
+                f"suite {suite} is not bundled (its data has no licence to redistribute) and not "
+                f"in data/{suite}/; run `boi data fetch {suite}`, or pass --data with the path to "
+                f"its {'tasks.json' if suite == 'socialbias_bench' else 'dataset.json'}."
+            )
+        data = str(found)
+    loader = SUITES.load(suite)
+    return loader(data, attributes)

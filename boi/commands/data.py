@@ -1,6 +1,6 @@
-"""Get the datasets boi reads but does not ship (MBPP, a CodeContests sample, SocialBias-Bench,
-Huang et al.'s prompts, Liu et al.'s annotated completions). `boi data fetch` downloads each from
-its upstream repository at a pinned commit into data/<name>/, checks its sha256 before moving it
+"""Get the datasets boi reads but does not ship (`boi data list` names every dataset boi reads,
+and where each comes from). `boi data fetch` downloads each from its upstream repository at a
+pinned commit into data/<name>/, checks its sha256 before moving it
 into place (a file that differs is refused, nothing half-written stays) and skips files already
 there. `boi data list` shows each dataset, its upstream, version and whether it is present.
 Offline, copy the files by hand (docs/how-to/get-the-data.md): every command takes the path."""
@@ -16,12 +16,11 @@ from benchmarks.execution import ExecutionConfig
 from benchmarks.execution.reference_check import machine_reference_failures
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.upstream import (
+    ALL_DATASETS,
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     DEFAULT_DIR,
-    HUB,
     NAMES,
-    SHIPPED,
     UPSTREAM_DATA,
     Fetched,
     fetch,
@@ -135,10 +134,15 @@ def _list(root: str) -> int:
     if any(row[1] != "present" for row in rows[1:]):
         where = "" if root == DEFAULT_DIR else f" --dir {root}"
         print(f"fetch what is not present: boi data fetch{where}")
-    for name, source in SHIPPED.items():
-        print(f"{name}: shipped with boi, {source}; nothing to fetch")
-    for name, source in HUB.items():
-        print(f"{name}: read from {source}")
+    # The rest of the one table: nothing to fetch, each says where it comes from.
+    for entry in ALL_DATASETS:
+        names = ", ".join(name for name, _ in entry.loaders)
+        if entry.origin == "shipped":
+            print(f"{names}: shipped with boi ({entry.licence}), {entry.source}; nothing to fetch")
+        elif entry.origin == "hub":
+            print(f"{names}: read from {entry.source} (licence: {entry.licence}); {entry.reads}")
+        elif entry.origin == "given":
+            print(f"{names}: {entry.title}, from {entry.source}; {entry.reads}")
     return 0
 
 
