@@ -316,7 +316,7 @@ def two_annotator_quality(
 ) -> TwoAnnotatorQuality:
     """Two independent label sets of the same problems against the pipeline's droppable
     keywords per task id (`predicted`; a phrase counts as its words). The sets must cover the
-    same problems; a problem the pipeline did not analyse counts as no words picked."""
+    same problems; a problem the pipeline did not analyze counts as no words picked."""
     if set(first) != set(second):
         only = sorted(set(first) ^ set(second))
         raise UserError(
