@@ -19,6 +19,8 @@ from benchmarks.common.atomic import write_bytes_atomic, write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.report import (
     bar_chart,
+    column_name,
+    column_names,
     esc,
     figure_html,
     format_severity_markdown,
@@ -26,7 +28,6 @@ from benchmarks.report import (
     markdown_html,
     severity_ranking,
 )
-from benchmarks.report._severity import column_name, column_names
 from boi.run_reader import open_run
 from perturb.transforms import TRANSFORMS
 

@@ -58,7 +58,9 @@ def _cut(prompt: str, cuts: list[tuple[str, int]]) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def _parse_prompt(prompt: str) -> ast.Module:
+def parse_prompt(prompt: str) -> ast.Module:
+    """The prompt's syntax tree, positions as in the prompt (a SplitError when it is not
+    Python): the splitter's reading, shared by the analyses that locate a prompt's parts."""
     # A HumanEval prompt ends inside the function (after its docstring); a bare signature needs a
     # body to parse, and `pass` adds one without moving any position in the prompt.
     for suffix in ("", "\n    pass\n", "    pass\n"):
@@ -107,7 +109,7 @@ def split_function_prompt(prompt: str) -> Split:
     """
     if not prompt.strip():
         raise SplitError("the prompt is empty")
-    module = _parse_prompt(prompt)
+    module = parse_prompt(prompt)
     func = _target_function(module)
     line_starts = [m.start() for m in re.finditer(r"^", prompt, re.MULTILINE)]
     first = func.decorator_list[0] if func.decorator_list else func

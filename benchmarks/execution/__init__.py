@@ -31,6 +31,11 @@ from benchmarks.execution._tables import (
     table_timeout,
 )
 
+# The two pieces of the wire other packages use: the plain-data codec (the values that cross
+# between a candidate and the tests) and the contest comparison of an output, which the leak
+# analysis replays on the trusted side exactly as the worker applies it.
+from benchmarks.execution._wire import encode_plain, same_output
+
 __all__ = [
     "ExecutionConfig",
     "ExecutionSummary",
@@ -40,6 +45,7 @@ __all__ = [
     "TableJob",
     "TableResult",
     "call_tables",
+    "encode_plain",
     "table_timeout",
     "Isolation",
     "WorkerPool",
@@ -49,4 +55,5 @@ __all__ = [
     "read_samples",
     "Status",
     "result_status",
+    "same_output",
 ]

@@ -2,9 +2,10 @@
 its tests, and the one channel type every such crossing uses.
 
 Standard library only. The worker (`_zygote.py`, run as `python -I`) and its other siblings load
-this file by path (see `_zygote._load_sibling`); the harness (`_pool.py`, `_tables.py`) and the
-other packages import it as `benchmarks.execution._wire`. It is the only module of the worker
-they import: the rest of the worker is internal to the sandbox.
+this file by path (see `_zygote._load_sibling`); the harness (`_pool.py`, `_tables.py`) imports
+it as `benchmarks.execution._wire`. It is the only module of the worker the harness imports: the
+rest of the worker is internal to the sandbox. Other packages use what `benchmarks.execution`
+exports from it (`encode_plain`, `same_output`), never this module.
 
 What it holds:
 

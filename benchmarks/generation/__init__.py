@@ -18,13 +18,21 @@ did not: a reply cut off, a reply without the code).
 """
 
 from benchmarks.generation._backend import (
+    DTYPE_HELP,
+    DTYPES,
     Backend,
     BackendBase,
     NoOptions,
     Request,
+    model_reference,
     sample_verb,
 )
-from benchmarks.generation._cache import GenerationCache, GenerationOutcome, generate_samples
+from benchmarks.generation._cache import (
+    GenerationCache,
+    GenerationOutcome,
+    decoding_key,
+    generate_samples,
+)
 from benchmarks.generation._decoding import (
     DEFAULT_CHAT_INSTRUCTION,
     HUMANEVAL_STOP,
@@ -33,8 +41,13 @@ from benchmarks.generation._decoding import (
     DecodingConfig,
     for_kind,
     for_language,
+    prompt_sha256,
     sample_seed,
 )
+
+# A local model's input text, shared by the hf backend and `boi analyze attention`; importing
+# the hf backend's module imports no torch (it loads the model through benchmarks.common.models).
+from benchmarks.generation._hf import model_input_text
 from benchmarks.generation._sampling import (
     PromptGroup,
     Sample,
@@ -62,6 +75,8 @@ from benchmarks.generation.replies import (
 __all__ = [
     "BACKENDS",
     "DEFAULT_CHAT_INSTRUCTION",
+    "DTYPES",
+    "DTYPE_HELP",
     "HUMANEVAL_STOP",
     "PROGRAM_CHAT_INSTRUCTION",
     "PROGRAM_STOP",
@@ -86,8 +101,12 @@ __all__ = [
     "for_language",
     "generate_samples",
     "check_models",
+    "decoding_key",
     "load_backend",
     "model_flag_specs",
+    "model_input_text",
+    "model_reference",
+    "prompt_sha256",
     "read_completion_reply",
     "sample_prompts",
     "sample_seed",

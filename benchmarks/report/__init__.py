@@ -2,8 +2,9 @@
 
 The page shell (`html_document`, `esc`, `figure_html`, `markdown_html`), a table readers sort and
 filter without script (`filtered_tables`) and the drawing primitives (`bar_chart`, `heatmap`,
-`line_chart`) are public: every boi report (the social-bias one included) is built
-from them, so all reports share one style and one Content-Security-Policy.
+`line_chart`, `scatter_chart`) are public: every boi report (the social-bias one included) is
+built from them, so all reports share one style and one Content-Security-Policy. So are the
+severity ranking's column names (`column_name`, `column_names`), which `boi rank` prints.
 
 Inputs are plain data, so the runner and other tools can call it: result rows (one per sample
 after execution), the problem records they came from, and which pass@k to report per decoding
@@ -47,13 +48,19 @@ from benchmarks.report._plots import (
     heatmap,
     line_chart,
     plot,
+    scatter_chart,
 )
 from benchmarks.report._replies import (
     reply_reading_counts,
     reply_reading_html,
     reply_reading_markdown,
 )
-from benchmarks.report._severity import format_severity_markdown, severity_ranking
+from benchmarks.report._severity import (
+    column_name,
+    column_names,
+    format_severity_markdown,
+    severity_ranking,
+)
 from benchmarks.report._table import (
     format_name_only_csv,
     format_table_csv,
@@ -77,8 +84,11 @@ __all__ = [
     "markdown_html",
     "natural_key",
     "line_chart",
+    "scatter_chart",
     "ReportPaths",
     "build_report",
+    "column_name",
+    "column_names",
     "format_severity_markdown",
     "format_table_markdown",
     "join_external_results",

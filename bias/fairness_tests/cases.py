@@ -48,8 +48,7 @@ import numpy as np
 
 from benchmarks.common.config import load_yaml
 from benchmarks.common.errors import UserError
-from benchmarks.execution import OutcomeTable, TableBatch, TableResult
-from benchmarks.execution._wire import encode_plain
+from benchmarks.execution import OutcomeTable, TableBatch, TableResult, encode_plain
 from bias.fairness_tests.tasks import Attribute, FairnessTask
 from bias.modifier_prompts.suite import normalise_phrase
 

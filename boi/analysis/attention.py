@@ -42,17 +42,19 @@ from benchmarks.common.jsonl import JsonlAppender
 from benchmarks.common.models import load_model, load_tokenizer, torch_device, torch_dtype
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.generation import (
+    DTYPE_HELP,
+    DTYPES,
     PROGRAM_CHAT_INSTRUCTION,
     PROGRAM_STOP,
     BackendSpec,
     DecodingConfig,
+    decoding_key,
     for_kind,
+    model_input_text,
+    model_reference,
+    prompt_sha256,
     read_completion_reply,
 )
-from benchmarks.generation._backend import DTYPE_HELP, DTYPES, model_reference
-from benchmarks.generation._cache import decoding_key
-from benchmarks.generation._decoding import prompt_sha256
-from benchmarks.generation._hf import model_input_text
 from benchmarks.problem import Problem
 from benchmarks.report import esc, figure_html, heatmap
 from benchmarks.report.sections import analysis_dir, write_section

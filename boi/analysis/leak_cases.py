@@ -18,8 +18,8 @@ Hidden tests (`read_hidden`):
   candidate compared with the entry point itself, an assert of another form) is one unparsed
   case per statement, with the reason.
 - HumanEval+'s (`benchmarks.loaders.humanevalplus`): the inputs and expected outputs its
-  check walks (`_PLUS_DATA`, or `_PLUS_INPUTS` / `_PLUS_EXPECTED`), compared as evalplus does (`_plus_check._plus_matches`, with the
-  problem's atol); an oracle-judged problem (`find_zero`) is unparsed.
+  check walks (`_PLUS_DATA`, or `_PLUS_INPUTS` / `_PLUS_EXPECTED`), compared as evalplus does
+  (`plus_matches`, with the problem's atol); an oracle-judged problem (`find_zero`) is unparsed.
 - stdin/stdout problems (CodeContests): every `stdio_tests` entry, whatever its split,
   compared as the judge does (`Problem.output_judge`: whitespace tokens, float tolerance).
 
@@ -64,10 +64,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.execution._wire import same_output
-from benchmarks.loaders import _plus_check
+from benchmarks.execution import same_output
+from benchmarks.loaders.humanevalplus import PlusDigest, plus_matches
 from benchmarks.problem import Problem
-from perturb.blocks import SplitError, _parse_prompt
+from perturb.blocks import SplitError, parse_prompt
 
 # --------------------------------------------------------------------------- values
 
@@ -290,7 +290,7 @@ class Judge:
         if self.kind == "isclose":
             return math.isclose(value, expected, rel_tol=self.rel_tol, abs_tol=self.tol)
         if self.kind == "plus":
-            return _plus_check._plus_matches(value, expected, self.tol)
+            return plus_matches(value, expected, self.tol)
         if self.kind == "tokens":
             return type(value) is str and same_output(value, expected, dict(self.output_judge))
         raise ValueError(f"unknown judge {self.kind!r}")
@@ -402,7 +402,7 @@ class Signature:
         if not problem.entry_point:
             return cls()
         try:
-            module = _parse_prompt(problem.prompt)
+            module = parse_prompt(problem.prompt)
         except SplitError:
             return cls()
         found = [
@@ -671,7 +671,7 @@ def _is_isclose(func: ast.AST) -> bool:
     return isinstance(func, ast.Attribute) and func.attr == "isclose"
 
 
-_PLUS_CALLS: Mapping[str, Callable[..., Any]] = {"_PlusDigest": _plus_check._PlusDigest}
+_PLUS_CALLS: Mapping[str, Callable[..., Any]] = {"_PlusDigest": PlusDigest}
 
 
 def _plus_cases(module: ast.Module, problem: Problem, signature: Signature) -> Hidden | None:
@@ -830,7 +830,7 @@ def _prompt_names(problem: Problem) -> frozenset[str]:
     what the prompt defines, imports or assigns (HumanEval/10's `is_palindrome`)."""
     names = set(dir(builtins))
     try:
-        module = _parse_prompt(problem.prompt)
+        module = parse_prompt(problem.prompt)
     except SplitError:
         return frozenset(names)
     for node in ast.walk(module):

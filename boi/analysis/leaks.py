@@ -59,8 +59,14 @@ from benchmarks.execution import ExecutionConfig, TableBatch, TableJob, TableRes
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.loaders.humanevalplus import python_literal
 from benchmarks.problem import Problem
-from benchmarks.report import esc, figure_html, filtered_tables, html_document, natural_key
-from benchmarks.report._plots import scatter_chart
+from benchmarks.report import (
+    esc,
+    figure_html,
+    filtered_tables,
+    html_document,
+    natural_key,
+    scatter_chart,
+)
 from benchmarks.report.sections import analysis_dir, write_section
 from benchmarks.stats import is_defined, mean, pearson, pearson_interval
 from boi.analysis.hints import HintsConfig, audit_runs
@@ -1008,7 +1014,7 @@ def run(args: argparse.Namespace) -> int:
         summaries = summaries_of(audits)
         resamples = run_config.bootstrap
         correlations = drop_examples_correlations(
-            opened, audits, config, resamples, run_config.perturb_seed
+            opened, audits, config, resamples, run_config.bootstrap_seed
         )
         timings["total"] = round(time.perf_counter() - started, 2)
         paths = write_outputs(out, audits, summaries, correlations, timings, str(run_dir))
