@@ -29,7 +29,13 @@ from benchmarks.execution import ExecutionConfig, ExecutionSummary, execute_samp
 from benchmarks.loaders import load_benchmark
 from benchmarks.problem import Problem
 from boi.run_reader import Run, open_run
-from boi.runner import RunConfig, load_run_config, resolve_config_path, run_robustness
+from boi.runner import (
+    RunConfig,
+    load_run_config,
+    resolve_config_path,
+    run_robustness,
+    with_overrides,
+)
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keywords import Embedder, sentence_transformer_embedder
 
@@ -150,15 +156,13 @@ def run(
 
     `config`: a bundled config's name (`reference`, `demo`, `paper`), a YAML path, a `RunConfig`,
     or None for the defaults; `overrides` replace its top-level keys (`out_dir="runs/x"`,
-    `datasets=[{"name": "humaneval", "limit": 5}]`, `transforms=["original", "anonymize"]`, ...).
+    `datasets=[{"name": "humaneval", "limit": 5}]`, `perturb={"transforms": ["original",
+    "anonymize"]}`, which replaces those keys of its perturb only, ...; the older flat
+    `transforms=[...]` is read so too).
     `log` receives the progress lines (None: silent).
     """
     if isinstance(config, RunConfig):
-        run_config = (
-            from_mapping(RunConfig, {**config.to_json(), **overrides}, where="run")
-            if overrides
-            else config
-        )
+        run_config = with_overrides(config.to_json(), overrides, "run") if overrides else config
     else:
         path = None if config is None else resolve_config_path(os.fspath(config))
         run_config = load_run_config(path, overrides)

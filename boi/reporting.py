@@ -16,6 +16,7 @@ from benchmarks.problem import Problem, read_problems
 from benchmarks.report import ReportPaths, build_report, join_external_results, read_results
 from benchmarks.report.sections import report_sections
 from boi.run_reader import open_run, refuse_shard
+from boi.runner import build_run_report, read_run_report_inputs
 from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
 
@@ -64,12 +65,13 @@ def report_from_files(
     log: Callable[[str], None] = lambda message: None,
 ) -> ReportPaths:
     """The report of a run directory or of a results JSONL (+ `problems_file`); `ks` are
-    `[SETTING:]K,K` specs. What is not given comes from a `boi run` directory's manifest (its
-    settings' ks, bootstrap and seed, so the run's own report is reproduced), else the
-    defaults: ks 1, plus 10 and 100 where every problem has that many; 1000 resamples; seed 0."""
+    `[SETTING:]K,K` specs. A `boi run` directory's report is built by the run's own builder
+    (`boi.runner.report.build_run_report`, from `read_run_report_inputs`: its critic by its
+    measure, its gate), so what is not given is the run's (its settings' ks, bootstrap and
+    bootstrap_seed) and the run's own report is reproduced; else the defaults: ks 1, plus 10
+    and 100 where every problem has that many; 1000 resamples; seed 0."""
     source = Path(source)
     critic_path = Path(critic_file) if critic_file else None
-    title = "boi report"
     recorded = read_marker(source) if source.is_dir() else None
     if recorded is not None:
         refuse_shard(source, recorded)
@@ -93,15 +95,32 @@ def report_from_files(
             )
     config = (recorded or {}).get("config")
     if isinstance(config, dict) and isinstance(config.get("settings"), list):
-        # A `boi run` directory: its report is rebuilt as the run built it.
-        ks = ks or [f"{s['label']}:{','.join(str(k) for k in s['ks'])}" for s in config["settings"]]
-        bootstrap = (
-            int(config.get("bootstrap", DEFAULT_BOOTSTRAP)) if bootstrap is None else bootstrap
+        # A `boi run` directory: its report is rebuilt as the run built it, by its builder.
+        run_config = open_run(source).run_config
+        results, variants, similarity = read_run_report_inputs(
+            run_config,
+            source,
+            problems_file=Path(problems_file) if problems_file else None,
+            critic_file=critic_path,
         )
-        seed = int(config.get("perturb_seed", 0)) if seed is None else seed
-        title = f"boi run {source.resolve().name}"
+        if released_split is not None:
+            results = split_by_release(results, variants, released_split)
+        default = f"report-released-{released_split}" if released_split else "report"
+        return build_run_report(
+            run_config,
+            source,
+            results,
+            variants,
+            similarity,
+            report_dir=Path(out) if out else source / default,
+            ks=_parse_ks(list(ks), _fewest(results)) if ks else None,
+            bootstrap=bootstrap,
+            seed=seed,
+            completions_per_variant=completions,
+        )
     if source.is_dir():
-        # A `boi run` directory: results/<model>/<setting>.jsonl (or one results.jsonl).
+        # A folder of results/<model>/<setting>.jsonl (or one results.jsonl) without a run's
+        # manifest.
         problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
@@ -131,6 +150,27 @@ def report_from_files(
         results = split_by_release(results, problems, released_split)
     # The notes are not logged: they head table.md, which `boi report` prints (logging them
     # too showed each twice).
+    critic = read_similarities(critic_path) if critic_path else None
+    paths = build_report(
+        results,
+        problems,
+        _parse_ks(list(ks) if ks else None, _fewest(results)),
+        out,
+        critic=critic,
+        bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+        seed=0 if seed is None else seed,
+        title="boi report",
+        completions_per_variant=completions,
+        labels=transform_labels(),
+        baselines=transform_baselines(),
+        notes=notes,
+        sections=report_sections(source) if source.is_dir() else (),
+    )
+    return paths
+
+
+def _fewest(results: list[dict[str, Any]]) -> dict[str, int]:
+    """Each setting's fewest samples of an original problem (0: a setting with none)."""
     fewest: dict[str, int] = {}
     counts: dict[tuple[str, str, str, str], int] = {}
     for row in results:
@@ -141,23 +181,7 @@ def report_from_files(
         fewest[setting] = min(fewest.get(setting, n), n)
     for row in results:
         fewest.setdefault(row["setting"], 0)
-    critic = read_similarities(critic_path) if critic_path else None
-    paths = build_report(
-        results,
-        problems,
-        _parse_ks(list(ks) if ks else None, fewest),
-        out,
-        critic=critic,
-        bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
-        seed=0 if seed is None else seed,
-        title=title,
-        completions_per_variant=completions,
-        labels=transform_labels(),
-        baselines=transform_baselines(),
-        notes=notes,
-        sections=report_sections(source) if source.is_dir() else (),
-    )
-    return paths
+    return fewest
 
 
 def split_by_release(
@@ -186,6 +210,6 @@ def split_by_release(
 
 
 def rebuild_run_report(run_dir: str | os.PathLike[str]) -> ReportPaths:
-    """A `boi run` directory's report rebuilt as the run built it (its settings' ks, bootstrap
-    and seed from the manifest), now with every analysis section it holds."""
+    """A `boi run` directory's report rebuilt as the run built it (by the run's builder, with
+    its config from the manifest), now with every analysis section it holds."""
     return report_from_files(open_run(run_dir).path)

@@ -342,9 +342,10 @@ def _config_roots() -> tuple[list[ConfigRoot], list[ConfigRoot], list[ConfigRoot
         ConfigRoot(TrainConfig, "`boi finetune train --config FILE.yaml`"),
     ]
     flags = [
-        ConfigRoot(PerturbConfig, "`boi perturb` (and the top level of a `boi run` config)"),
+        ConfigRoot(PerturbConfig, "`boi perturb` (and `perturb:` in a `boi run` config)"),
         ConfigRoot(
-            KeywordConfig, "`boi perturb`, `boi keywords extract`; `keywords:` in a run config"
+            KeywordConfig,
+            "`boi perturb`, `boi keywords extract`; `perturb.keywords:` in a run config",
         ),
         ConfigRoot(EmbedderFinetuneConfig, "`boi keywords finetune-embedder`"),
         ConfigRoot(ExecutionConfig, "`boi execute`; `execution:` in a run config"),

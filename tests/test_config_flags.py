@@ -107,11 +107,12 @@ def test_a_config_file_lists_transforms_one_by_one():
     with pytest.raises(
         UserError, match=r"list each name on its own: transforms: \[original, anonymize\]"
     ):
-        from_mapping(RunConfig, {"transforms": "original,anonymize"})
-    assert from_mapping(RunConfig, {"transforms": ["original", "anonymize"]}).transforms == (
-        "original",
-        "anonymize",
-    )
+        from_mapping(RunConfig, {"perturb": {"transforms": "original,anonymize"}})
+    nested = {"perturb": {"transforms": ["original", "anonymize"]}}
+    assert from_mapping(RunConfig, nested).perturb.transforms == ("original", "anonymize")
+    # The older flat spelling (run directories' manifests, older YAML files) reads the same.
+    flat = from_mapping(RunConfig, {"transforms": ["original", "anonymize"]})
+    assert flat.perturb.transforms == ("original", "anonymize")
 
 
 @pytest.mark.parametrize("flag", ["--eval-dataset", "--eval-benchmark"])

@@ -162,7 +162,7 @@ def test_drops_are_measured_against_the_declared_baseline(registered):
 def test_random_seeds_enter_the_run_identity_only_when_set():
     plain = RunConfig()
     assert "random_seeds" not in run_identity(plain)  # old run directories keep their hash
-    seeded = RunConfig(random_seeds=10)
+    seeded = RunConfig(perturb=PerturbConfig(random_seeds=10))
     assert run_identity(seeded)["random_seeds"] == 10
     assert run_hash(plain) != run_hash(seeded)
 
@@ -214,10 +214,10 @@ def test_the_recode_config_holds_every_recode_transformation():
         for name in transforms_of_family(family)
         if name != "partial_code"
     }
-    assert recode <= set(config.transforms)
-    assert {"original", "partial_code"} <= set(config.transforms)
+    assert recode <= set(config.perturb.transforms)
+    assert {"original", "partial_code"} <= set(config.perturb.transforms)
     assert all(TRANSFORMS[name].recode_name for name in recode)
-    assert config.random_seeds >= 2
+    assert config.perturb.random_seeds >= 2
 
 
 def test_the_recode_catalogue_runs_to_a_report_with_baselines_and_ranking(tmp_path, capsys):
@@ -228,7 +228,8 @@ def test_the_recode_catalogue_runs_to_a_report_with_baselines_and_ranking(tmp_pa
     from boi.runner import BUNDLED_CONFIGS
 
     config = load_yaml(BUNDLED_CONFIGS / "recode.yaml")
-    config["transforms"] = [t for t in config["transforms"] if t != "doc_paraphrase"]
+    perturb = config["perturb"]
+    perturb["transforms"] = [t for t in perturb["transforms"] if t != "doc_paraphrase"]
     config["models"] = [{"kind": "reference"}]
     config["datasets"] = [{"name": "humaneval", "task_ids": ["HumanEval/13", "HumanEval/53"]}]
     config["critic"] = {"enabled": False}

@@ -34,17 +34,18 @@ def test_what_decides_the_numbers_is(tmp_path):
 
 
 def test_a_run_directory_hashed_the_old_way_resumes(tmp_path):
-    """Directories written when the hash covered every option keep resuming."""
+    """Directories written when the hash covered every option keep resuming: their config
+    was flat then (`RunConfig.flat_json`, before `perturb` nested)."""
     from benchmarks.study import claim_study
     from boi.runner import RobustnessStudy
 
     cfg = config(tmp_path)
     out = tmp_path / "run"
     out.mkdir()
-    legacy = config_hash(cfg.to_json())
+    legacy = config_hash(cfg.flat_json())
     assert legacy != run_hash(cfg)
     (out / "manifest.json").write_text(
-        json.dumps({"config": cfg.to_json(), "config_hash": legacy, "shard": None})
+        json.dumps({"config": cfg.flat_json(), "config_hash": legacy, "shard": None})
     )
     run = claim_study(RobustnessStudy(cfg), None)
     assert run.resumed and run.config_hash == legacy

@@ -7,7 +7,9 @@ The one config layer every command uses:
   ("settings[0].temprature is not a config key; did you mean 'temperature'?") and wrong types,
   and leaves validation of values to each dataclass's `__post_init__`. A dataclass that needs a
   custom shape (a backend spec whose keys depend on its kind) defines a classmethod
-  `from_mapping(data, where)`, which is used instead.
+  `from_mapping(data, where)`, which is used instead; one whose keys moved (an older shape
+  still read: run directories' manifests, older YAML files) defines a classmethod
+  `upgrade_mapping(data, where)` returning the mapping in today's shape, applied first.
 - `load_config(Config, path, overrides)` reads a YAML file and applies flag overrides on top.
 - `add_dataclass_arguments(parser, Config)` generates one `--flag` per scalar field, with the
   field's help (`field(metadata={"help": ...})`: the one help convention) and its default;
@@ -101,6 +103,9 @@ def convert_value(value: Any, hint: Any, where: str) -> Any:
 
 def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -> T:
     """An instance of the dataclass `cls` from a (YAML-loaded) mapping."""
+    upgrade = getattr(cls, "upgrade_mapping", None)
+    if upgrade is not None:
+        data = upgrade(data, where)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]  # cls is a dataclass by contract
     kwargs = {}

@@ -224,9 +224,9 @@ def _decision(removed: Mapping[str, Any]) -> KeywordDecision:
 def droppable_keywords(scope: Scope) -> dict[str, tuple[KeywordDecision, ...]]:
     """source -> its droppable keywords: from the run's keyword lineage, or recomputed with the
     run's keyword config when the run applied no keyword transformation."""
-    if not any(t in scope.config.transforms for t in KEYWORD_TRANSFORMS):
+    if not any(t in scope.config.perturb.transforms for t in KEYWORD_TRANSFORMS):
         originals = sorted(scope.originals.values(), key=lambda p: natural_key(p.task_id))
-        analyses = analyze_keywords(originals, scope.config.keywords)
+        analyses = analyze_keywords(originals, scope.config.perturb.keywords)
         return {a.task_id: a.droppable for a in analyses}
     found: dict[str, dict[str, KeywordDecision]] = {s: {} for s in scope.originals}
     for problem in scope.run.problems():
@@ -452,8 +452,8 @@ class MinimalSearch:
             t.name: t
             for t in bind_transforms(
                 ("drop_all", "anon_drop_all", "anonymize", "drop_examples", "anon_drop_examples"),
-                scope.config.transform_params,
-                scope.config.anonymous_name,
+                scope.config.perturb.params,
+                scope.config.perturb.anonymous_name,
             )
         }
         self._backends: dict[str, Backend] = {}
@@ -493,7 +493,7 @@ class MinimalSearch:
                 scope.originals[s.source],
                 keywords.get(s.source, ()),
                 self.transforms,
-                scope.config.perturb_seed,
+                scope.config.perturb.seed,
                 scores,
                 self.gate,
             )

@@ -16,6 +16,7 @@ from benchmarks.loaders import dataset_help
 from benchmarks.study.cli import add_driver_arguments, drive
 from boi.runner import RobustnessStudy, RunConfig, load_run_config, resolve_config_path
 from boi.studies import completions_spec
+from perturb.catalogue import PerturbConfig
 
 EXAMPLES = (
     "boi run --config demo --out runs/demo",
@@ -32,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     top = parser.add_argument_group("run config (RunConfig; a flag overrides the config file)")
     add_dataclass_arguments(top, RunConfig, flags={"out_dir": "--out"})
+    perturbation = parser.add_argument_group(
+        "perturbation (the config's perturb: PerturbConfig; a flag overrides that key only)"
+    )
+    add_dataclass_arguments(perturbation, PerturbConfig, flags={"seed": "--perturb-seed"})
     declare_output(parser, "out_dir", "dir", ours=(MANIFEST,))
     parser.add_argument(
         "--model",
@@ -79,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     overrides = overrides_from_args(args, RunConfig)
+    perturb = overrides_from_args(args, PerturbConfig)  # its fields that have a flag
+    if perturb:
+        overrides["perturb"] = perturb
     if args.model:
         overrides["models"] = model_flag_specs(args.model)
     if args.completions:

@@ -22,11 +22,13 @@ executed ones not run again. A run directory holding a different config is refus
 The package, by room:
 
 config   `RunConfig` and its parts (`DatasetSpec`, `SettingSpec`, `CriticSpec` from
-         `critic.spec`), the bundled configs and loading, the run's identity (`run_identity`,
-         `run_hash`, `work_hash`)
+         `critic.spec`, `perturb`: a `perturb.PerturbConfig`), the bundled configs and loading
+         (`load_run_config`, `with_overrides`; the older flat shape read too), the run's
+         identity (`run_identity`, `run_hash`, `work_hash`)
 stages   inputs checked and loaded, the perturbation, the critic gate, prompt groups, sampling
 study    `RobustnessStudy` (a `benchmarks.study.Study`), `run_robustness`, `estimate_run`
-report   `build_run_report`, `summary_line`
+report   `build_run_report` (the one builder of a run's report: the run's own, a merge's,
+         `boi report`'s, every analysis's), `read_run_report_inputs`, `summary_line`
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ from boi.runner.config import (
     resolve_config_path,
     run_hash,
     run_identity,
+    with_overrides,
     work_hash,
 )
-from boi.runner.report import build_run_report, summary_line
+from boi.runner.report import build_run_report, read_run_report_inputs, summary_line
 from boi.runner.stages import check_run_models, load_datasets, prompt_groups
 from boi.runner.study import RobustnessStudy, RunOutcome, estimate_run, run_robustness
 
@@ -61,10 +64,12 @@ __all__ = [
     "load_datasets",
     "load_run_config",
     "prompt_groups",
+    "read_run_report_inputs",
     "resolve_config_path",
     "run_hash",
     "run_identity",
     "run_robustness",
     "summary_line",
+    "with_overrides",
     "work_hash",
 ]

@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import from_mapping, load_yaml, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.provenance import config_hash, file_sha256, portable_config
@@ -17,12 +17,11 @@ from benchmarks.execution import ExecutionConfig
 from benchmarks.generation import BackendSpec, DecodingConfig, backend_class
 from benchmarks.loaders import dataset_help
 from critic.spec import CriticSpec
-from perturb.keyword_file import KEYWORD_FILE_HELP
-from perturb.keywords import KeywordConfig
-from perturb.transforms import CATALOGUE, bind_transforms
+from perturb.catalogue import PerturbConfig
 
 __all__ = [
     "BUNDLED_CONFIGS",
+    "FLAT_PERTURB_KEYS",
     "CriticSpec",
     "DatasetSpec",
     "RunConfig",
@@ -31,6 +30,7 @@ __all__ = [
     "resolve_config_path",
     "run_hash",
     "run_identity",
+    "with_overrides",
     "work_hash",
 ]
 
@@ -146,31 +146,14 @@ class RunConfig:
 
     out_dir: str = field(default="runs/default", metadata={"help": "the run directory"})
     datasets: list[DatasetSpec] = field(default_factory=lambda: [DatasetSpec()])
-    transforms: tuple[str, ...] = field(
-        default=CATALOGUE,
-        metadata={"help": "catalogue entries to apply (see boi perturb --list)", "names": True},
-    )
-    anonymous_name: str = field(
-        default="func", metadata={"help": "the name Anonymize gives the function"}
-    )
-    transform_params: dict[str, dict[str, Any]] = field(
-        default_factory=dict,
+    perturb: PerturbConfig = field(
+        default_factory=PerturbConfig,
         metadata={
-            "help": "transformation name -> parameter overrides (PerturbConfig.params), e.g. "
-            "{anonymize: {name: XYZ}}"
+            "help": "the perturbation stage: transforms, anonymous_name, seed, keywords, "
+            "keep_unchanged, params, random_seeds, keyword_file (`boi perturb`'s config; the "
+            "name-only probe is added to its transforms when name_only_probe is on)"
         },
     )
-    keep_unchanged: bool = field(
-        default=True,
-        metadata={
-            "help": "a transformation that does not apply to a problem (no droppable keyword, "
-            "no examples) counts it unchanged, so every row of the table covers the same problems "
-            "(paper Table 3); identical prompts are generated once. Off: such problems are left "
-            "out of that row"
-        },
-    )
-    keywords: KeywordConfig = field(default_factory=KeywordConfig)
-    keyword_file: str | None = field(default=None, metadata={"help": KEYWORD_FILE_HELP})
     models: list[BackendSpec] = field(
         default_factory=lambda: [BackendSpec(kind="hf", model="embedded")]
     )
@@ -194,25 +177,21 @@ class RunConfig:
         default=1000,
         metadata={"help": "bootstrap resamples for the confidence intervals of relative drops"},
     )
-    perturb_seed: int = field(
+    bootstrap_seed: int = field(
         default=0,
-        metadata={"help": "seed of the perturbation stage and of the report's bootstrap"},
-    )
-    random_seeds: int = field(
-        default=1,
         metadata={
-            "help": "variants of each stochastic transformation, one per seed (ReCode: 10, its "
-            "s0..s9); the report takes the worst case over them (PerturbConfig.random_seeds)"
+            "help": "seed of the report's bootstrap resamples (a config from before this option "
+            "has perturb_seed and reads it as this too, so its report keeps its numbers)"
         },
     )
 
     def __post_init__(self) -> None:
-        bind_transforms(self.transforms, self.transform_params, self.anonymous_name)
-        if "original" not in self.transforms:
+        if "original" not in self.perturb.transforms:
             # Caught here, not after generating everything: the report measures every drop
             # against Original on the same problems.
             raise UserError(
-                f"transforms {list(self.transforms)} lack 'original'; add it, drops are measured "
+                f"perturb.transforms {list(self.perturb.transforms)} lack 'original'; add it, "
+                "drops are measured "
                 "against it."
             )
         if self.bootstrap < 0:
@@ -249,6 +228,49 @@ class RunConfig:
         data: dict[str, Any] = to_dict(self)
         return data
 
+    def flat_json(self) -> dict[str, Any]:
+        """The config in the shape run directories recorded before `perturb` nested (its
+        fields at the top level, `seed` as perturb_seed, `params` as transform_params, no
+        bootstrap_seed where it is the perturbation seed, as it was then): what their hashes
+        are of, so the identity stays theirs (`run_identity`)."""
+        data = self.to_json()
+        perturb = data.pop("perturb")
+        bootstrap_seed = data.pop("bootstrap_seed")
+        for key, flat in FLAT_PERTURB_KEYS.items():
+            data[flat] = perturb[key]
+        if bootstrap_seed != self.perturb.seed:
+            data["bootstrap_seed"] = bootstrap_seed
+        return data
+
+    @classmethod
+    def upgrade_mapping(cls, data: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """A config mapping written before `perturb` nested (a run directory's manifest, an
+        older YAML file: `transforms`, `perturb_seed`, ... at the top level) in today's shape;
+        today's passes unchanged (`benchmarks.common.config.from_mapping` calls this). The
+        report's bootstrap was seeded by perturb_seed then, so such a config without
+        bootstrap_seed takes that seed for it: its report keeps its numbers."""
+        upgraded = dict(data)
+        nested = upgraded.get("perturb")
+        perturb = dict(nested) if isinstance(nested, Mapping) else None
+        moved: dict[str, Any] = {}
+        for key, flat in FLAT_PERTURB_KEYS.items():
+            if flat not in upgraded:
+                continue
+            if perturb is not None and key in perturb:
+                raise UserError(
+                    f"{where} gives both {flat} and perturb.{key}; keep perturb.{key} "
+                    f"({flat} is its older spelling)."
+                )
+            moved[key] = upgraded.pop(flat)
+        if not moved:
+            return upgraded
+        if nested is not None and perturb is None:
+            return upgraded  # from_mapping says what perturb must be
+        if "seed" in moved and "bootstrap_seed" not in upgraded:
+            upgraded["bootstrap_seed"] = moved["seed"]
+        upgraded["perturb"] = {**(perturb or {}), **moved}
+        return upgraded
+
 
 BUNDLED_CONFIGS = Path(__file__).parents[1] / "configs"
 
@@ -258,10 +280,38 @@ def resolve_config_path(name_or_path: str | None) -> str | None:
     return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
 
 
-def load_run_config(path: str | None, overrides: dict[str, Any]) -> RunConfig:
-    """A RunConfig from YAML (if given) with top-level overrides applied on top."""
-    return load_config(RunConfig, path, overrides)
+def load_run_config(path: str | None, overrides: Mapping[str, Any]) -> RunConfig:
+    """A RunConfig from YAML (if given) with overrides applied on top (`with_overrides`)."""
+    where = Path(path).name if path else "config"
+    return with_overrides(load_yaml(path) if path else {}, overrides, where)
 
+
+def with_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], where: str) -> RunConfig:
+    """A RunConfig from a config mapping with overrides (None values ignored) on top:
+    top-level keys replace the mapping's, and `perturb`'s keys (the perturbation flags) replace
+    only those keys of its `perturb`. Either may be in the older flat shape (`transforms`,
+    `perturb_seed`, ...: `RunConfig.upgrade_mapping`)."""
+    base = RunConfig.upgrade_mapping(data, where)
+    given = RunConfig.upgrade_mapping(
+        {k: v for k, v in overrides.items() if v is not None}, "overrides"
+    )
+    if isinstance(base.get("perturb"), Mapping) and isinstance(given.get("perturb"), Mapping):
+        given["perturb"] = {**base["perturb"], **given["perturb"]}
+    return from_mapping(RunConfig, {**base, **given}, where)
+
+
+# PerturbConfig's fields as a run config spelled them at its top level before `perturb`
+# nested (older manifests and YAML files; `RunConfig.upgrade_mapping`, `RunConfig.flat_json`).
+FLAT_PERTURB_KEYS: dict[str, str] = {
+    "transforms": "transforms",
+    "anonymous_name": "anonymous_name",
+    "params": "transform_params",
+    "keep_unchanged": "keep_unchanged",
+    "keywords": "keywords",
+    "keyword_file": "keyword_file",
+    "seed": "perturb_seed",
+    "random_seeds": "random_seeds",
+}
 
 # Options added after run directories existed, with the value that means what those runs did:
 # at that value they are left out of the identity, so older directories still resume.
@@ -281,9 +331,10 @@ def content_digests(config: RunConfig) -> dict[str, Any]:
     digests: dict[str, Any] = {
         "models": [backend_class(spec.kind).content_identity(spec) for spec in config.models]
     }
-    if config.keyword_file is not None and Path(config.keyword_file).is_file():
+    keyword_file = config.perturb.keyword_file
+    if keyword_file is not None and Path(keyword_file).is_file():
         # The picks decide the variants: the same path with other picks is another run.
-        digests["keyword_file_sha256"] = file_sha256(config.keyword_file)
+        digests["keyword_file_sha256"] = file_sha256(keyword_file)
     return digests
 
 
@@ -298,7 +349,7 @@ def run_identity(
     if digests is None:
         digests = content_digests(config)
     identity = {
-        **config.to_json(),
+        **config.flat_json(),
         "models": [
             spec.identity_mapping(content=content)
             for spec, content in zip(config.models, digests["models"], strict=True)

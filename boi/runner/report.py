@@ -8,13 +8,36 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.problem import Problem
-from benchmarks.report import ReportPaths, build_report
+from benchmarks.problem import Problem, read_problems
+from benchmarks.report import ReportPaths, build_report, read_results
 from benchmarks.report.sections import report_sections
 from boi.runner.config import RunConfig
+from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
 
-__all__ = ["build_run_report", "summary_line"]
+__all__ = ["build_run_report", "read_run_report_inputs", "summary_line"]
+
+
+def read_run_report_inputs(
+    config: RunConfig,
+    out: Path,
+    *,
+    problems_file: Path | None = None,
+    critic_file: Path | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Problem], dict[str, float]]:
+    """What a run directory's report is built from, read as the run reads it: its results
+    (every results file present), its variants past the critic gate (`problems.jsonl`, or
+    `problems_file`), and the critic's similarities by the run's own measure
+    (`config.critic.measure`; `critic_file` instead of the run's critic.jsonl). A variant
+    below the run's `min_similarity` is left out, as the run's gate left it out."""
+    every = read_problems(problems_file or out / "problems.jsonl")
+    critic = critic_file or out / "critic.jsonl"
+    given = critic_file is not None or (config.critic.enabled and critic.is_file())
+    similarity = read_similarities(critic, config.critic.measure) if given else {}
+    threshold = config.critic.min_similarity
+    gated = {t for t, s in similarity.items() if s < threshold} if config.critic.enabled else ()
+    problems = {p.task_id: p for p in every if p.task_id not in gated}
+    return read_results(out), problems, similarity
 
 
 def build_run_report(
@@ -23,17 +46,27 @@ def build_run_report(
     results: list[dict[str, Any]],
     problems: Mapping[str, Problem],
     similarity: Mapping[str, float],
+    *,
+    report_dir: Path | None = None,
+    ks: Mapping[str, Sequence[int]] | None = None,
+    bootstrap: int | None = None,
+    seed: int | None = None,
+    completions_per_variant: int = 3,
 ) -> ReportPaths:
-    """The report of a run (or of merged shards): its settings' ks, bootstrap and seed."""
+    """The report of a run (or of merged shards): the one builder of a run's report, so the
+    run's own, a merge's, `boi report`'s and every analysis's rebuild agree. Unless given
+    (`boi report`'s flags), its settings' ks, its bootstrap resamples and bootstrap_seed;
+    written to `report_dir` (default: the run's report/)."""
     return build_report(
         results,
         dict(problems),
-        {s.label: list(s.ks) for s in config.settings},
-        out / "report",
+        {s.label: list(s.ks) for s in config.settings} if ks is None else dict(ks),
+        report_dir or out / "report",
         critic=dict(similarity) or None,
-        bootstrap=config.bootstrap,
-        seed=config.perturb_seed,
-        title=f"boi run {out.name}",
+        bootstrap=config.bootstrap if bootstrap is None else bootstrap,
+        seed=config.bootstrap_seed if seed is None else seed,
+        title=f"boi run {out.resolve().name}",
+        completions_per_variant=completions_per_variant,
         labels=transform_labels(),
         baselines=transform_baselines(),
         sections=report_sections(out),

@@ -174,7 +174,7 @@ def _check_given_task_ids(config: RunConfig, datasets: Sequence[LoadResult]) -> 
         if any(task_id in sources for task_id in ids):
             ids = [f"{spec.label}:{task_id}" for task_id in ids]
         sources.update(ids)
-    names = set(config.transforms) | ({"name_only"} if config.name_only_probe else set())
+    names = set(config.perturb.transforms) | ({"name_only"} if config.name_only_probe else set())
 
     def could_be(task_id: str) -> bool:
         # A variant's id is SOURCE::NAME[/i][@sK] (perturb.transforms); the original's, SOURCE.
@@ -195,16 +195,11 @@ def _perturb(
     """All variants of all datasets (+ the name-only probe); problem id -> dataset label.
     Written to `out` (problems.jsonl, not_applied.jsonl) unless it is None (a dry run).
     `datasets`: what `load_datasets` loaded (loaded here when empty)."""
-    transforms = tuple(config.transforms) + (("name_only",) if config.name_only_probe else ())
-    perturb_config = PerturbConfig(
-        transforms,
-        config.anonymous_name,
-        config.perturb_seed,
-        config.keywords,
-        config.keep_unchanged,
-        config.transform_params,
-        config.random_seeds,
-        config.keyword_file,
+    # The run's own perturbation, with the name-only probe among its transformations.
+    perturb_config = dataclasses.replace(
+        config.perturb,
+        transforms=tuple(config.perturb.transforms)
+        + (("name_only",) if config.name_only_probe else ()),
     )
     datasets = datasets or load_datasets(config)
     key = _perturbation_key(perturb_config, config, datasets) if out is not None else ""

@@ -100,7 +100,11 @@ class RobustnessStudy:
             work_hash=work_hash(config, digests),
             inputs={
                 **{d.label: d.data for d in config.datasets if d.data},
-                **({"keyword_file": config.keyword_file} if config.keyword_file else {}),
+                **(
+                    {"keyword_file": config.perturb.keyword_file}
+                    if config.perturb.keyword_file
+                    else {}
+                ),
             },
             record={
                 "seeds": list(config.seeds),
@@ -110,7 +114,7 @@ class RobustnessStudy:
             # Written when the hash covered every option (before run_identity), or its paths as
             # typed (before they were recorded portably): still this run.
             also_accepted=(
-                config_hash(config.to_json()),
+                config_hash(config.flat_json()),
                 config_hash(run_identity(config, portable=False, digests=digests)),
             ),
             recorded=portable_config(config.to_json()),
