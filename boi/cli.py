@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import io
 import itertools
 import os
@@ -20,58 +19,71 @@ import re
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from benchmarks.common.errors import UserError, require_text
 from benchmarks.common.outputs import check_declared_outputs, os_error_sentence
 from benchmarks.common.provenance import git_revision
+from benchmarks.common.registry import Registry
 from benchmarks.common.rundir import boi_version
 
-# name -> (module, one-line help). Add a line here to add a subcommand.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "blocks": (
-        "boi.commands.blocks",
-        "split a dataset into Blocks of Influence and print coverage",
-    ),
-    "perturb": (
-        "boi.commands.perturb",
-        "apply the transformation catalogue; write the perturbed dataset",
-    ),
-    "keywords": (
-        "boi.commands.keywords",
-        "droppable keywords per problem; fine-tune the KeyBERT embedder",
-    ),
-    "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
-    "merge": (
-        "boi.commands.merge",
-        "the shards of one run (any study, --shard I/N) as one run + report",
-    ),
-    "rank": (
-        "boi.commands.rank",
-        "which transformation hurts most: severity ranking across runs (models)",
-    ),
-    "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
-    "critic": (
-        "boi.commands.critic",
-        "LM critic: log-prob similarity of variants (FILE or table2)",
-    ),
-    "execute": ("boi.commands.execute", "run samples in a sandbox; results + pass@k (resumable)"),
-    "finetune": ("boi.commands.finetune", "augmented fine-tuning: build-data, train, compare"),
-    "report": ("boi.commands.report", "Table 3 (md/csv/json) + static HTML report from results"),
-    "analyze": (
-        "boi.commands.analyze",
-        "why did it fail: copy search, attention per block, hint audit, minimal flipping perturbation",
-    ),
-    "bias": (
-        "boi.commands.bias",
-        "social bias in generated code: judgmental-modifier prompts (run: CBS/UFS/SD), "
-        "executable fairness tests (test, experiment)",
-    ),
-    "data": (
-        "boi.commands.data",
-        "fetch the datasets boi does not ship (pinned, sha256-checked); list what is present",
-    ),
-}
+# name -> (module, one-line help), imported when the parser is built. Add a line here to add a
+# subcommand.
+COMMANDS: Registry[ModuleType] = Registry(
+    "command",
+    {
+        "blocks": (
+            "boi.commands.blocks",
+            "split a dataset into Blocks of Influence and print coverage",
+        ),
+        "perturb": (
+            "boi.commands.perturb",
+            "apply the transformation catalogue; write the perturbed dataset",
+        ),
+        "keywords": (
+            "boi.commands.keywords",
+            "droppable keywords per problem; fine-tune the KeyBERT embedder",
+        ),
+        "run": ("boi.commands.run", "pass@k under each transformation, end to end (resumable)"),
+        "merge": (
+            "boi.commands.merge",
+            "the shards of one run (any study, --shard I/N) as one run + report",
+        ),
+        "rank": (
+            "boi.commands.rank",
+            "which transformation hurts most: severity ranking across runs (models)",
+        ),
+        "models": ("boi.commands.models", "prepare the embedded causal LM (boi models prepare)"),
+        "critic": (
+            "boi.commands.critic",
+            "LM critic: log-prob similarity of variants (FILE or table2)",
+        ),
+        "execute": (
+            "boi.commands.execute",
+            "run samples in a sandbox; results + pass@k (resumable)",
+        ),
+        "finetune": ("boi.commands.finetune", "augmented fine-tuning: build-data, train, compare"),
+        "report": (
+            "boi.commands.report",
+            "Table 3 (md/csv/json) + static HTML report from results",
+        ),
+        "analyze": (
+            "boi.commands.analyze",
+            "why did it fail: copy search, attention per block, hint audit, minimal flipping perturbation",
+        ),
+        "bias": (
+            "boi.commands.bias",
+            "social bias in generated code: judgmental-modifier prompts (run: CBS/UFS/SD), "
+            "executable fairness tests (test, experiment)",
+        ),
+        "data": (
+            "boi.commands.data",
+            "fetch the datasets boi does not ship (pinned, sha256-checked); list what is present",
+        ),
+    },
+    base=ModuleType,
+)
 
 
 def version_text() -> str:
@@ -130,8 +142,8 @@ def make_parser() -> argparse.ArgumentParser:
         "anywhere on the command line)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(module_name)
+    for name in COMMANDS:
+        module, help_text = COMMANDS[name], COMMANDS.help(name)
         command = sub.add_parser(
             name, help=help_text, description=(module.__doc__ or help_text).strip()
         )

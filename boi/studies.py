@@ -7,20 +7,23 @@ are `benchmarks.study.cli`'s.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.registry import Registry
 from benchmarks.study import StudyOutcome
 from benchmarks.study.merge import merge_study
 
-STUDIES: dict[str, str] = {
-    "boi run": "boi.runner.study:RobustnessStudy",
-    "boi bias run": "bias.modifier_prompts.run:ModifierStudy",
-    "boi bias test": "bias.fairness_tests.run:FairnessStudy",
-}
+STUDIES: Registry[Any] = Registry(
+    "study",
+    {
+        "boi run": "boi.runner.study:RobustnessStudy",
+        "boi bias run": "bias.modifier_prompts.run:ModifierStudy",
+        "boi bias test": "bias.fairness_tests.run:FairnessStudy",
+    },
+)
 """command -> `module:Class` of its study (imported when a merge needs it)."""
 
 
@@ -31,8 +34,7 @@ def study_class(command: str) -> Any:
             f"the shards were written by {command!r}, which this boi cannot merge; merge them "
             f"with the boi that wrote them (studies here: {', '.join(STUDIES)})."
         )
-    module, _, name = STUDIES[command].partition(":")
-    return getattr(importlib.import_module(module), name)
+    return STUDIES[command]
 
 
 def merge_runs(

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 from benchmarks.common.config import convert_value
 from benchmarks.common.errors import UserError, suggest
+from benchmarks.common.registry import Registry
 from benchmarks.languages import language_named
 from benchmarks.problem import Block, LineageStep, Problem
 from benchmarks.pysource import rename_identifier
@@ -218,8 +219,9 @@ class TransformFactory:
         return f"<transform {self.name} v{self.version} {self.parameters}>"
 
 
-TRANSFORMS: dict[str, TransformFactory] = {}
-"""Every registered transformation, by name (the catalogue, the probes, and any you add)."""
+TRANSFORMS: Registry[TransformFactory] = Registry("transform", base=TransformFactory)
+"""Every registered transformation, by name (the catalogue, the probes, and any you add), in
+registration order; `@transform` and `register_chain` add to it."""
 CATALOGUE = (
     "original",
     "drop_one",
@@ -270,8 +272,9 @@ def transform(
     problem (ids then always carry an index, even when a problem yields only one). `label`: its
     row name in reports (default: `name`). `family`: one of `FAMILIES`; `recode`: ReCode's name
     for the same perturbation; `baseline`: what its drops are measured against (see
-    `TransformFactory.baseline`). A transformation that takes an `rng` is stochastic. Registering
-    a name again replaces it. Returns the factory (also in `TRANSFORMS[name]`).
+    `TransformFactory.baseline`). A transformation that takes an `rng` is stochastic.
+    Registering a name that is already registered is an error naming both (`unregister` the
+    first to replace it). Returns the factory (also in `TRANSFORMS[name]`).
     """
     if family is not None and family not in FAMILIES:
         raise ValueError(f"transform {name}: family {family!r} is not one of {sorted(FAMILIES)}")
@@ -316,7 +319,7 @@ def transform(
             baseline=baseline,
         )
         factory.__doc__ = fn.__doc__
-        TRANSFORMS[name] = factory
+        TRANSFORMS.register(name, factory, origin=f"{fn.__module__}:{fn.__qualname__}")
         return factory
 
     return register
@@ -406,7 +409,7 @@ def register_chain(
         family=factories[0].family,
         baseline=factories[0].baseline,
     )
-    TRANSFORMS[name] = factory
+    TRANSFORMS.register(name, factory, origin=f"the chain {' then '.join(steps)}")
     return factory
 
 
@@ -421,15 +424,11 @@ def _merge_changes(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[
 
 def unregister(name: str) -> None:
     """Remove the transformation `name` (tests; a plugin replacing a built-in)."""
-    TRANSFORMS.pop(name, None)
+    TRANSFORMS.unregister(name)
 
 
 def _factory(name: str) -> TransformFactory:
-    if name not in TRANSFORMS:
-        raise UserError(
-            f"Unknown transform {name!r}{suggest(name, TRANSFORMS)}; choose from {', '.join(TRANSFORMS)}."
-        )
-    return TRANSFORMS[name]
+    return TRANSFORMS.load(name)
 
 
 def get_transform(name: str, /, **params: Any) -> Transform:

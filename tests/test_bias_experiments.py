@@ -320,7 +320,7 @@ def test_an_ablation_is_one_decorated_function(scripted, data, tmp_path):
         assert outcome.markdown.startswith("# boi bias experiment: cbs_per_temperature\n")
         assert "- T1.0: 50.0" in outcome.markdown
     finally:
-        ABLATIONS.pop("cbs_per_temperature")
+        ABLATIONS.unregister("cbs_per_temperature")
 
 
 # --------------------------------------------------------------------------- Solar

@@ -121,7 +121,6 @@ def stand_ins():
     yield
     for name in set(TRANSFORMS) - set(before):
         unregister(name)
-    TRANSFORMS.update(before)
 
 
 TRANSFORMS_WRITTEN = ("original", "partial_code", "test_case_swap", "test_blank_line", "anonymize")

@@ -23,7 +23,7 @@ def problems_per_transform():
         return Figure(None, f"problems per transformation in {context.name}: {text}")
 
     yield draw
-    del PLOTS["problems_per_transform"]
+    PLOTS.unregister("problems_per_transform")
 
 
 def test_a_registered_plot_is_drawn_in_the_report(problems_per_transform, tmp_path):

@@ -36,6 +36,7 @@ BACKENDS: Registry[type[BackendBase]] = Registry(
         "reference": "benchmarks.generation._reference:ReferenceBackend",
         "completions": "benchmarks.generation.given:GivenCompletionsBackend",
     },
+    base=BackendBase,
 )
 
 SHARED_KEYS = ("kind", "model")

@@ -63,6 +63,7 @@ LANGUAGES: Registry[Language] = Registry(
         "javascript": "benchmarks.languages.javascript:LANGUAGE",
         "go": "benchmarks.languages.go:LANGUAGE",
     },
+    base=Language,
 )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.common.registry import Registry
 from benchmarks.passk import pass_at_k
 from benchmarks.report._data import NAME_ONLY, Run
 from benchmarks.stats import is_defined
@@ -53,17 +54,13 @@ class Figure:
 
 
 PlotFunction = Callable[[PlotContext], Figure | None]
-PLOTS: dict[str, PlotFunction] = {}
+PLOTS: Registry[PlotFunction] = Registry("plot", base=Callable)
 
 
 def plot(name: str) -> Callable[[PlotFunction], PlotFunction]:
-    """Register a figure of the report's Plots section under `name`."""
-
-    def register(function: PlotFunction) -> PlotFunction:
-        PLOTS[name] = function
-        return function
-
-    return register
+    """Register a figure of the report's Plots section under `name` (a name already registered
+    is an error naming both)."""
+    return PLOTS.add(name)
 
 
 def _pyplot() -> Any:

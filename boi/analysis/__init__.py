@@ -13,27 +13,35 @@ transformers, datasketch) inside functions, so `boi --help` stays fast.
 
 from __future__ import annotations
 
-# name -> (module, one-line help), as `boi.cli.COMMANDS`.
-ANALYSES: dict[str, tuple[str, str]] = {
-    "attention": (
-        "boi.analysis.attention",
-        "attention mass per Block of Influence for each generated token (HF models)",
-    ),
-    "hints": (
-        "boi.analysis.hints",
-        "per-problem hint audit across models: which block each problem depends on",
-    ),
-    "minimal": (
-        "boi.analysis.minimal",
-        "smallest critic-approved perturbation that flips a solved problem",
-    ),
-    "copies": (
-        "boi.analysis.copies",
-        "near-duplicate search of completions in a training corpus (MinHash LSH)",
-    ),
-    "leaks": (
-        "boi.analysis.leaks",
-        "hidden tests the prompt's examples show, per problem (a dataset or a run); memoriser "
-        "pass share; Drop Ex effect against it",
-    ),
-}
+from types import ModuleType
+
+from benchmarks.common.registry import Registry
+
+# name -> (module, one-line help), as `boi.cli.COMMANDS`: imported when the parser is built.
+ANALYSES: Registry[ModuleType] = Registry(
+    "analysis",
+    {
+        "attention": (
+            "boi.analysis.attention",
+            "attention mass per Block of Influence for each generated token (HF models)",
+        ),
+        "hints": (
+            "boi.analysis.hints",
+            "per-problem hint audit across models: which block each problem depends on",
+        ),
+        "minimal": (
+            "boi.analysis.minimal",
+            "smallest critic-approved perturbation that flips a solved problem",
+        ),
+        "copies": (
+            "boi.analysis.copies",
+            "near-duplicate search of completions in a training corpus (MinHash LSH)",
+        ),
+        "leaks": (
+            "boi.analysis.leaks",
+            "hidden tests the prompt's examples show, per problem (a dataset or a run); memoriser "
+            "pass share; Drop Ex effect against it",
+        ),
+    },
+    base=ModuleType,
+)

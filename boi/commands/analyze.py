@@ -6,7 +6,6 @@ under RUN_DIR/analysis/ACTION/ and adds a section to RUN_DIR/report/report.html.
 from __future__ import annotations
 
 import argparse
-import importlib
 
 from benchmarks.common.outputs import declare_output
 from boi.analysis import ANALYSES
@@ -34,8 +33,8 @@ EXAMPLES = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ACTION", required=True)
-    for name, (module_name, help_text) in ANALYSES.items():
-        module = importlib.import_module(module_name)
+    for name in ANALYSES:
+        module, help_text = ANALYSES[name], ANALYSES.help(name)
         command = sub.add_parser(
             name, help=help_text, description=(module.__doc__ or help_text).strip()
         )

@@ -55,9 +55,18 @@ def check_prompts(prompts: Sequence[str]) -> None:
             raise EmptyPromptError(index)
 
 
-SCORERS: Registry[type[Scorer]] = Registry(
+class ScorerClass(Protocol):
+    """What `SCORERS` holds: a scorer class, with its `Config` dataclass, built from one."""
+
+    Config: type
+
+    def __call__(self, config: Any) -> Scorer: ...
+
+
+SCORERS: Registry[ScorerClass] = Registry(
     "critic scorer",
     {"hf": "critic.scoring._hf:HFScorer", "endpoint": "critic.scoring._endpoint:EndpointScorer"},
+    base=Scorer,
 )
 
 

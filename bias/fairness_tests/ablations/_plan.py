@@ -66,12 +66,7 @@ class ExperimentConfig:
     title: str = field(default="", metadata={"help": "heading of experiment.md"})
 
     def __post_init__(self) -> None:
-        if self.kind not in ABLATIONS:
-            raise UserError(
-                f"experiment kind {self.kind!r} is unknown{suggest(str(self.kind), ABLATIONS)}; "
-                f"use one of {', '.join(ABLATIONS)}."
-            )
-        ablation = ABLATIONS[self.kind]
+        ablation = ABLATIONS.load(self.kind)
         axis = ablation.axis
         if not self.axis:
             raise UserError(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.registry import Registry
 from benchmarks.common.rundir import path_slug
 from bias import DATA_DIR
 from bias.fairness_tests.mitigation import load_mitigations
@@ -80,18 +81,21 @@ class Ablation:
     repeated_runs: bool = False
 
 
-ABLATIONS: dict[str, Ablation] = {}
+ABLATIONS: Registry[Ablation] = Registry("experiment kind", base=Ablation)
 """Every registered ablation, by kind, in the order registered."""
 
 
 def ablation(
     kind: str, *, axis: Axis, what: str, example: str, repeated_runs: bool = False
 ) -> Callable[[Builder], Builder]:
-    """Register the decorated table builder as the ablation `kind` (registering a kind again
-    replaces it). Returns the builder unchanged."""
+    """Register the decorated table builder as the ablation `kind` (a kind already registered is
+    an error naming both). Returns the builder unchanged."""
 
     def register(build: Builder) -> Builder:
-        ABLATIONS[kind] = Ablation(kind, axis, what, example, build, repeated_runs)
+        origin = f"{build.__module__}:{build.__qualname__}"
+        ABLATIONS.register(
+            kind, Ablation(kind, axis, what, example, build, repeated_runs), origin=origin
+        )
         return build
 
     return register
