@@ -21,6 +21,7 @@ ROOMS = {
     "_zygote": {
         "_kernel",
         "_wire",
+        "_setup",
         "_candidate",
         "_tests_side",
         "_spawner",
@@ -28,6 +29,7 @@ ROOMS = {
         "_landlock",
         "_seccomp",
     },
+    "_setup": {"_kernel", "_wire"},
     "_spawner": {"_kernel", "_wire", "_candidate", "_builder"},
     "_builder": {"_kernel", "_wire"},
     "_candidate": {"_wire"},
@@ -77,20 +79,21 @@ def test_the_worker_loads_by_path_imports_only_the_standard_library():
         "shared = [zygote._spawner._candidate is zygote._candidate,\n"
         "          zygote._spawner._wire is zygote._wire is zygote._candidate._wire,\n"
         "          zygote._tests_side._wire is zygote._wire,\n"
-        "          zygote._tests_side._kernel is zygote._kernel is zygote._spawner._kernel]\n"
+        "          zygote._tests_side._kernel is zygote._kernel is zygote._spawner._kernel,\n"
+        "          zygote._setup._kernel is zygote._kernel and zygote._setup._wire is zygote._wire]\n"
         "print(json.dumps({'new': new, 'shared': shared, 'file': zygote._wire.__file__}))\n"
     )
     run = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert [m for m in got["new"] if m not in sys.stdlib_module_names] == []
-    assert got["shared"] == [True, True, True, True]
+    assert got["shared"] == [True, True, True, True, True]
     assert Path(got["file"]) == EXECUTION / "_wire.py"
 
 
 def test_the_package_imports_one_copy_of_each_room():
     zygote = importlib.import_module("benchmarks.execution._zygote")
-    for name in ("_kernel", "_wire", "_candidate", "_tests_side", "_spawner", "_builder"):
+    for name in ("_kernel", "_wire", "_setup", "_candidate", "_tests_side", "_spawner", "_builder"):
         module = importlib.import_module(f"benchmarks.execution.{name}")
         assert getattr(zygote, name) is module
     spawner = importlib.import_module("benchmarks.execution._spawner")
@@ -147,3 +150,21 @@ def test_a_spawner_message_that_is_not_an_object_is_a_spawn_failure():
     finally:
         ours.close()
         theirs.close()
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+def test_no_room_reaches_into_another_rooms_private_names(room):
+    # Issue 47: the spawner and the tests process get narrow handles from the set-up room
+    # (`Setup.enter_sample`, `Setup.enter_tests_process`), not the worker's private methods
+    # (they called `zygote._become_sample`, `zygote._enter_own_namespaces`, `zygote._tests_dir`).
+    tree = ast.parse((EXECUTION / f"{room}.py").read_text(encoding="utf-8"))
+    reached = [
+        f"{room}.py:{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and ast.unparse(node.value) not in ("self", "cls")
+        and ast.unparse(node) != "os._exit"
+    ]
+    assert not reached, "\n".join(reached)

@@ -1,5 +1,5 @@
 """The kernel calls the sandbox worker makes through ctypes (mount, unshare, setns, prctl), and
-their constants: shared by the set-up (`_zygote.py`), the spawner (`_spawner.py`) and the tests
+their constants: shared by the set-up (`_setup.py`), the spawner (`_spawner.py`) and the tests
 side (`_tests_side.py`).
 
 Standard library only, loaded by the zygote from its file (see `_zygote._load_sibling`), like

@@ -20,16 +20,18 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 if __package__:  # imported as benchmarks.execution._spawner (the tests); in the worker, the
     from . import _builder, _candidate, _kernel, _wire  # zygote hands its siblings by path
-if TYPE_CHECKING:
-    from ._zygote import Zygote
 
-# Exit codes of a sandboxed child that refused to run generated code (never a verdict).
+# The exit code of a sandboxed child that refused to run generated code, as its confinement
+# failed (never a verdict; `_setup.EXIT_NO_USER_NAMESPACE` is the other such code).
 EXIT_UNCONFINED = 73
-EXIT_NO_USER_NAMESPACE = 72
+
+# The worker's handle that turns a process just forked into a confined sample
+# (`_setup.Setup.enter_sample`): scratch directory, stdin and stdout (None: /dev/null), the
+# descriptors from 3 on, the CPU-time limit, a build job's toolchain. It raises on any failure.
+EnterSample = Callable[[str, "int | None", "int | None", tuple[int, ...], int, "str | None"], None]
 
 
 class SpawnFailed(Exception):
@@ -103,8 +105,18 @@ class Spawner:
     jobs process's `kill(-1)` spares it, and it reaps the samples' orphans.
     """
 
-    def __init__(self, zygote: Zygote, sock: socket.socket, jobs_pid: int) -> None:
-        self.zygote = zygote
+    def __init__(
+        self,
+        enter_sample: EnterSample,
+        own_namespace: int | None,
+        sock: socket.socket,
+        jobs_pid: int,
+    ) -> None:
+        # What the spawner knows of the worker's set-up: how a forked process becomes a sample,
+        # and the PID namespace to return to after forking one into a new one (None: samples
+        # get no namespaces of their own).
+        self.enter_sample = enter_sample
+        self.own_namespace = own_namespace
         self.sock = sock
         self.jobs_pid = jobs_pid
         self.spawned: set[int] = set()
@@ -138,10 +150,10 @@ class Spawner:
                 self._spawn(json.loads(data), fds)
 
     def _spawn(self, request: dict, fds: list[int]) -> None:
-        own_namespace = self.zygote.pid_namespace_fd
+        own_namespace = self.own_namespace
         try:
             if own_namespace is not None:
-                # The next child is PID 1 of a new PID namespace (see _enter_own_namespaces).
+                # The next child is PID 1 of a new PID namespace (see `Setup.enter_sample`).
                 _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWPID), "unshare")
             pid = os.fork()
         except OSError as err:
@@ -156,7 +168,7 @@ class Spawner:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                _enter_sample(self.zygote, request, fds)
+                _enter_sample(self.enter_sample, request, fds)
             finally:
                 os._exit(70)
         for fd in fds:
@@ -195,37 +207,29 @@ def _ignore_signal(signum: int, frame: object) -> None:
     pass
 
 
-def _enter_sample(zygote: Zygote, request: dict, fds: list[int]) -> None:
+def _enter_sample(enter_sample: EnterSample, request: dict, fds: list[int]) -> None:
     """In a process the spawner just forked: become the sandboxed sample, read the program
     from our own descriptors and run it. Never returns."""
     _kernel.set_name(b"boi-sample")
     kind = request["kind"]
-    devnull = zygote.devnull
-    isolation = zygote.isolation
     timeout = float(request["timeout"])
+    stdin_fd: int | None
+    stdout_fd: int | None
     if kind == "candidate":
-        calls_r, replies_w = fds
-        stdin_fd, stdout_fd, first, second = devnull, devnull, calls_r, replies_w
-        extra: tuple[int, ...] = ()
+        stdin_fd, stdout_fd, own = None, None, tuple(fds)  # the calls in, the replies out
     else:
-        stdin_fd, stdout_fd, first, second, program_r = fds
-        extra = (program_r,)
-    # A build job (`_builder.py`) is confined by its toolchain's ruleset, which adds the
-    # toolchain's paths to the default read set; every other sample by the worker's.
-    ruleset = zygote.toolchain_rulesets.get(request.get("toolchain", ""))
+        stdin_fd, stdout_fd, *rest = fds  # then the nonce, the verdict, the program
+        own = tuple(rest)
     try:
-        if zygote.pid_namespace_fd is not None:
-            zygote._enter_own_namespaces(request["scratch"], isolation["sandbox_uid"])
-        zygote._become_sample(
+        # A build job (`_builder.py`) is confined by its toolchain's ruleset, which adds the
+        # toolchain's paths to the default read set; every other sample by the worker's.
+        enter_sample(
             request["scratch"],
             stdin_fd,
             stdout_fd,
-            (first, second, *extra),
+            own,
             _cpu_seconds(timeout),
-            isolation["sandbox_uid"],
-            bool(isolation["pid_namespace"]),
-            confine=True,
-            ruleset=ruleset,
+            request.get("toolchain"),
         )
     except BaseException:
         os._exit(EXIT_UNCONFINED)  # never run generated code half-confined

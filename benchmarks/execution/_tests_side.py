@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if __package__:  # imported as benchmarks.execution._tests_side (the tests); in the worker, the
     from . import _kernel, _wire  # zygote hands this module its siblings as it loads it by path
 if TYPE_CHECKING:
-    from ._zygote import ScratchGuard, Zygote
+    from ._zygote import ScratchGuard
 
 # The tests process's end of its control socket (jobs in, verdicts out).
 TESTS_CONTROL_FD = 3
@@ -287,28 +287,15 @@ class TestsProcess:
         self.status: int | None = None  # its wait status, once reaped
 
     @classmethod
-    def start(cls, zygote: Zygote) -> TestsProcess:
+    def start(cls, enter: Callable[[str, int], None], home: str) -> TestsProcess:
+        """Fork the tests process, which `enter` (`_setup.Setup.enter_tests_process`) sets up
+        in `home` with its end of the control socket as descriptor 3."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        home = zygote._tests_dir()
         pid = os.fork()
         if pid == 0:
             try:
                 ours.close()
-                zygote.reveal_site_dirs()
-                zygote._become_sample(
-                    home,
-                    zygote.devnull,
-                    zygote.devnull,
-                    (theirs.detach(),),
-                    None,  # a CPU rlimit would add up over runs: the wall deadline bounds it
-                    # Under a uid of their own (root), or the worker's while the candidate sits
-                    # in a nested user namespace (no root). Out of the sample's cgroups: a
-                    # candidate that exhausts the process or memory cap cannot make the tests
-                    # fail in its place.
-                    zygote.isolation["tests_uid"],
-                    bool(zygote.isolation["pid_namespace"]),
-                    join_cgroups=False,
-                )
+                enter(home, theirs.detach())
                 # Not dumpable: no ptrace, no /proc/<pid>/mem or fd access, even for the same
                 # uid (set after any uid change, which resets it).
                 _kernel.prctl(_kernel.PR_SET_DUMPABLE, 0)

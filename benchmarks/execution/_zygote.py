@@ -4,9 +4,11 @@ Started by `benchmarks.execution._pool` as `python -I _zygote.py CONFIG_JSON JOB
 It imports only the standard library and its siblings, loaded from their files (`_load_sibling`),
 so that a sample sees a plain interpreter and cannot import the harness. The worker's rooms:
 
-- `_zygote.py` (this file): the set-up below (`Zygote`: namespaces, filesystem, uids,
-  confinement), the jobs (`Zygote.run_job` and the runs of each mode, the reap, the verdict's
-  judgement) and `main`;
+- `_zygote.py` (this file): the jobs (`Zygote.run_job` and the runs of each mode, the reap,
+  the verdict's judgement) and `main`;
+- `_setup.py`: the set-up (`Setup.start`: namespaces, filesystem, uids, confinement), then the
+  two narrow handles that make the worker's processes: `Setup.enter_sample` (the spawner's)
+  and `Setup.enter_tests_process` (the jobs process's, for its tests process);
 - `_spawner.py`: the spawner and the jobs process's line to it;
 - `_candidate.py`: what runs in a sample once confined (a whole program, or the candidate's
   server for separated judging and outcome tables);
@@ -23,7 +25,8 @@ the harness), mounts a private size-capped tmpfs for scratch space, hides /tmp, 
 /dev/shm, /run and /sys/fs/cgroup behind empty read-only tmpfs mounts and remounts every other
 mount read-only. Where it cannot (a container without CAP_SYS_ADMIN), scratch is a directory
 the harness made. It then chooses an unprivileged uid pair, builds the Landlock ruleset and the
-seccomp filter and proves both in a throw-away child, and splits in two (`main`):
+seccomp filter and proves both in a throw-away child (all of it `_setup.Setup.start`), and
+splits in two (`main`):
 
 - the jobs process receives jobs, one at a time, over two pipes (4-byte length + JSON: a
   `_wire.Channel`) and judges; for separated judging it keeps a long-lived tests process
@@ -70,23 +73,16 @@ Two judging modes for function-style problems:
 
 from __future__ import annotations
 
-import dataclasses
-import errno
-import fcntl
-import gc
 import importlib
 import importlib.util
 import json
 import os
-import resource
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 
 def _load_sibling(name: str, **siblings: Any) -> Any:
@@ -105,10 +101,11 @@ def _load_sibling(name: str, **siblings: Any) -> Any:
 
 
 if TYPE_CHECKING or __package__:  # imported as benchmarks.execution._zygote (the tests)
-    from . import _builder, _candidate, _kernel, _spawner, _tests_side, _wire
+    from . import _builder, _candidate, _kernel, _setup, _spawner, _tests_side, _wire
 else:  # the worker itself, `python -I _zygote.py`: its siblings, each loaded once, by path
     _kernel = _load_sibling("_kernel")
     _wire = _load_sibling("_wire")
+    _setup = _load_sibling("_setup", _kernel=_kernel, _wire=_wire)
     _candidate = _load_sibling("_candidate", _wire=_wire)
     _builder = _load_sibling("_builder", _kernel=_kernel, _wire=_wire)
     _tests_side = _load_sibling("_tests_side", _kernel=_kernel, _wire=_wire)
@@ -117,655 +114,29 @@ else:  # the worker itself, `python -I _zygote.py`: its siblings, each loaded on
     )
 
 
-# Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
-# "locked" flags inside a user namespace, and there is no reason to clear them anywhere).
-_KEPT_MOUNT_FLAGS = {
-    "nosuid": _kernel.MS_NOSUID,
-    "nodev": _kernel.MS_NODEV,
-    "noexec": _kernel.MS_NOEXEC,
-    "noatime": _kernel.MS_NOATIME,
-    "nodiratime": _kernel.MS_NODIRATIME,
-    "relatime": _kernel.MS_RELATIME,
-    "strictatime": _kernel.MS_STRICTATIME,
-}
-
-# Where a worker with private mounts mounts its scratch tmpfs: the first of these that holds
-# none of the interpreter's paths (a virtualenv under /tmp rules /tmp out). A fixed path, not
-# the harness's temporary directory (a random name per pool): a sample's working directory is
-# then the same in every invocation, and counts or tells nothing. Each is hidden anyway.
-# (Mount points, not temporary files: each is covered by the worker's own tmpfs, hence S108.)
-_SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # noqa: S108
-
 # The tests process's working directory, directly under the scratch root; kept between runs.
 TESTS_DIR = "tests"
 # A build job's deadline beyond its compile and run timeouts (the builder's own): time to write
 # the files, start each step and send the verdict.
 BUILD_GRACE_SECONDS = 5.0
 # Where samples get scratch space of their own, where each can have a mount namespace (a
-# mount point, the same for every run: see Zygote._enter_own_namespaces).
+# mount point, the same for every run: see `_setup.Setup.enter_sample`).
 SAMPLE_DIR = "sample"
 
 
-def _unescape_mount_path(path: str) -> str:
-    # /proc/self/mountinfo writes space, tab, newline and backslash as octal escapes.
-    out, i = [], 0
-    while i < len(path):
-        if path[i] == "\\" and path[i + 1 : i + 4].isdigit() and i + 4 <= len(path):
-            out.append(chr(int(path[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(path[i])
-            i += 1
-    return "".join(out)
-
-
-def _mounts() -> list[tuple[str, set[str]]]:
-    """(mount point, per-mount options) for every mount visible to this process."""
-    mounts = []
-    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        for line in handle:
-            fields = line.split()
-            mounts.append((_unescape_mount_path(fields[4]), set(fields[5].split(","))))
-    return mounts
-
-
-def _is_under(path: str, root: str) -> bool:
-    path, root = os.path.realpath(path), os.path.realpath(root)
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _needed_paths() -> list[str]:
-    """Paths the interpreter itself needs to keep importing modules."""
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
-    paths += [p for p in sys.path if p]
-    return [p for p in paths if os.path.exists(p)]
-
-
-def _fixed_scratch(needed: list[str]) -> str | None:
-    """The first of `_SCRATCH_MOUNTS` that is a real directory with none of `needed` beneath
-    it, or None."""
-    for path in _SCRATCH_MOUNTS:
-        if (
-            os.path.isdir(path)
-            and not os.path.islink(path)
-            and not any(_is_under(p, path) for p in needed)
-        ):
-            return path
-    return None
-
-
-def _expose(needed: list[str]) -> list[str]:
-    """Make the directories above the interpreter's paths traversable for the sandbox uid.
-
-    A Python installed under a 0700 home (pyenv in /root, say) would be unreadable after the
-    uid drop. Inside our mount namespace, each such directory is covered by a 0755 tmpfs that
-    holds bind mounts of just the entries on the way to the interpreter (`_cover`); the rest of
-    the home directory disappears from the sample's view.
-    """
-    exposed: list[str] = []
-    for _ in range(8):  # each pass fixes the topmost blocked directory of each path
-        blocked: dict[str, set[str]] = {}
-        for path in needed:
-            parts = os.path.realpath(path).strip("/").split("/")
-            for depth in range(1, len(parts)):
-                ancestor = "/" + "/".join(parts[:depth])
-                if not os.stat(ancestor).st_mode & 0o001:
-                    blocked.setdefault(ancestor, set()).add(parts[depth])
-                    break
-        if not blocked:
-            break
-        for ancestor, children in blocked.items():
-            _cover(ancestor, children)
-            exposed.append(ancestor)
-    return exposed
-
-
-def _cover(directory: str, keep: set[str]) -> None:
-    """Mount a 0755 tmpfs over `directory` that holds bind mounts of its entries `keep` alone
-    (with the mounts beneath them): everything else in it disappears from this namespace."""
-    handles = {entry: os.open(os.path.join(directory, entry), os.O_PATH) for entry in keep}
-    _kernel.mount(
-        "boi-expose", directory, "tmpfs", _kernel.MS_NOSUID | _kernel.MS_NODEV, "size=4k,mode=0755"
-    )
-    for entry, fd in handles.items():
-        target = os.path.join(directory, entry)
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
-            os.mkdir(target)
-        else:
-            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-        _kernel.mount(f"/proc/self/fd/{fd}", target, None, _kernel.MS_BIND | _kernel.MS_REC)
-        os.close(fd)
-
-
-def _hide(directory: str) -> None:
-    """Cover `directory` with an empty read-only tmpfs: nothing in it can be seen or written."""
-    _kernel.mount(
-        "boi-hidden",
-        directory,
-        "tmpfs",
-        _kernel.MS_RDONLY | _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC,
-        "size=4k,mode=0755",
-    )
-
-
-def _entries_towards(directory: str, paths: list[str]) -> set[str]:
-    """The entries of `directory` on the way to those of `paths` that lie beneath it."""
-    root = os.path.realpath(directory)
-    entries = set()
-    for path in paths:
-        real = os.path.realpath(path)
-        if real != root and _is_under(real, root):
-            entries.add(os.path.relpath(real, root).split("/")[0])
-    return entries
-
-
 class Zygote:
-    """One sandbox worker: set up once, then the jobs process and the spawner (see `main`)."""
+    """The jobs room: the jobs process's side of one worker, which receives jobs, runs each
+    through the spawner (`_spawner.SpawnerClient`) and the tests process, and judges. What the
+    worker's set-up found and prepared (`_setup.Setup`) it only reads."""
 
-    def __init__(self, config: dict, keep_fds: tuple[int, ...] = ()) -> None:
-        self.config = config
-        self.keep_fds = keep_fds
-        self.isolation: dict = {"errors": []}
-        self.scratch_root: str | None = None
-        self.cgroup_fds: list[int] = []
-        self.cgroup_read_fds: list[int] = []
-        self.cgroup_procs: list[str] = config.get("cgroup_procs", [])
-        self.sequence = 0
-        self.sample_proc = True  # does a sample get a /proc of its own PID namespace?
-        self.site_mounts: list[str] = []  # site directories covered for samples (see setup)
-        self.pair_cpu: set[int] = set()
-        self.devnull = os.open(os.devnull, os.O_RDWR)
-        self.landlock: Any = None  # the _landlock module, where the kernel offers Landlock
-        self.seccomp: Any = None  # the _seccomp module, where a filter can be installed
-        self.read_paths: tuple[str, ...] = ()
-        self.ruleset: Any = None  # the worker's Landlock ruleset, prepared once (_landlock.Ruleset)
-        # Build jobs' rulesets, one per toolchain the pool was started for: the default read set
-        # plus that toolchain's paths (headers, configuration), for its jobs only.
-        self.toolchain_rulesets: dict[str, Any] = {}
-        self.seccomp_program: bytes | None = None  # the filter, assembled once
-        self.stdlib_path: list[str] = []
-        self.spawner: _spawner.SpawnerClient | None = None  # the jobs process's line to the spawner
-        # The worker's own PID namespace, to return to after forking a sample into a new one.
-        self.pid_namespace_fd: int | None = None
+    def __init__(self, setup: _setup.Setup, spawner: _spawner.SpawnerClient) -> None:
+        self.setup = setup
+        self.config = setup.config
+        self.isolation = setup.isolation
+        self.devnull = setup.devnull
+        self.spawner = spawner  # the jobs process's line to the spawner
         # The jobs process's long-lived tests process.
         self.tests: _tests_side.TestsProcess | None = None
-
-    # ---- start-up -------------------------------------------------------------------------
-
-    def setup(self) -> dict:
-        config = self.config
-        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != config["harness_pid"]:
-            os._exit(1)  # the harness died before we armed the death signal
-        self._preload(config.get("preload", []))
-        root = os.geteuid() == 0
-        self.isolation.update(
-            root=root,
-            namespaces=False,
-            user_namespace=False,
-            network=False,
-            filesystem=False,
-            hidden=[],
-            uid_drop=False,
-            sandbox_uid=None,
-            tests_uid=None,
-            pid_namespace=False,
-            private_proc=False,
-            sample_namespaces=False,
-            landlock=0,
-            landlock_scopes=False,
-            seccomp=False,
-            spawner=True,
-        )
-        # Opened before /sys/fs/cgroup is hidden (and writers would block its remount).
-        try:
-            self.cgroup_fds = [os.open(p, os.O_WRONLY | os.O_CLOEXEC) for p in self.cgroup_procs]
-            self.cgroup_read_fds = [
-                os.open(p, os.O_RDONLY | os.O_CLOEXEC) for p in self.cgroup_procs
-            ]
-        except OSError as err:
-            self.isolation["errors"].append(f"cannot join the worker's cgroups ({err})")
-            self.cgroup_fds, self.cgroup_read_fds = [], []
-        self.isolation["cgroups"] = bool(self.cgroup_fds)
-        if config.get("namespaces", True):
-            self._enter_namespaces(root)
-        if self.isolation["namespaces"]:
-            self._setup_filesystem()
-        if self.scratch_root is None:
-            # Without a private mount namespace the scratch space is a directory the harness made.
-            self.scratch_root = config["fallback_scratch"]
-        if root:
-            self._choose_uids(config.get("sandbox_uids") or [])
-        self.isolation["scratch_root"] = self.scratch_root
-        # Separated mode puts a run's two processes on one CPU: a call is a synchronous round
-        # trip, and waking a process on another CPU costs ~10x a same-CPU switch on VMs (113 us
-        # vs 11 us per pipe round trip measured on a 2-core VM). One worker per CPU keeps the
-        # pairs apart, and a sample that spins only slows its own CPU (it cannot change its
-        # affinity under the seccomp filter).
-        cpus = sorted(os.sched_getaffinity(0))
-        # The harness picks the CPU (the same one as the worker's cpuset cgroup, if any).
-        self.pair_cpu = {
-            int(config.get("cpu", cpus[int(config.get("worker_index", 0)) % len(cpus)]))
-        }
-        self._load_confinement()
-        if (
-            self.isolation["pid_namespace"]
-            and self.isolation["private_proc"]
-            and self.isolation["filesystem"]
-        ):
-            self._probe_sample_namespaces()
-        gc.collect()
-        gc.freeze()  # forked children then do not touch (copy) the zygote's pages when collecting
-        return self.isolation
-
-    def _preload(self, modules: list[str]) -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except Exception as err:  # a missing optional module only costs speed
-                self.isolation["errors"].append(f"preload {name}: {err}")
-
-    def _enter_namespaces(self, root: bool) -> None:
-        flags = (
-            _kernel.CLONE_NEWNS
-            | _kernel.CLONE_NEWNET
-            | _kernel.CLONE_NEWIPC
-            | _kernel.CLONE_NEWUTS
-            | _kernel.CLONE_NEWPID
-        )
-        if not root:
-            flags |= _kernel.CLONE_NEWUSER
-        uid, gid = os.geteuid(), os.getegid()
-        before = os.readlink("/proc/self/ns/mnt")
-        try:
-            if _kernel.libc.unshare(flags) != 0:
-                flags &= ~_kernel.CLONE_NEWPID  # some containers forbid PID namespaces
-                _kernel.check(_kernel.libc.unshare(flags), "unshare")
-            if not root:
-                with open("/proc/self/setgroups", "w") as handle:
-                    handle.write("deny")
-                with open("/proc/self/uid_map", "w") as handle:
-                    handle.write(f"0 {uid} 1")
-                with open("/proc/self/gid_map", "w") as handle:
-                    handle.write(f"0 {gid} 1")
-                self.isolation["user_namespace"] = True
-        except OSError as err:
-            self.isolation["errors"].append(f"namespaces unavailable ({err.strerror or err})")
-            return
-        # Never touch mounts unless we really are in a mount namespace of our own.
-        if os.readlink("/proc/self/ns/mnt") == before:
-            self.isolation["errors"].append("unshare returned but the mount namespace is unchanged")
-            return
-        self.isolation["namespaces"] = True
-        self.isolation["network"] = True
-        if flags & _kernel.CLONE_NEWPID:
-            self._become_pid_one()
-
-    def _become_pid_one(self) -> None:
-        """Fork into the new PID namespace; this process stays behind as a waiting shim.
-
-        The forked process is PID 1 of a namespace that holds nothing but this worker: it
-        becomes the spawner (see `main`), and if it dies the kernel kills every process of the
-        namespace. The shim dies with the harness (death signal), and PID 1 dies with the shim.
-        """
-        child = os.fork()
-        if child != 0:
-            for fd in self.keep_fds:
-                os.close(fd)
-            _, status = os.waitpid(child, 0)
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() == 0 and os.getpid() == 1:
-            self.isolation["pid_namespace"] = True
-
-    def _setup_filesystem(self) -> None:
-        config = self.config
-        # The toolchains' read paths too: one may lie under a private home or /tmp (a compiled
-        # layer in boi's cache), which must stay reachable for its build jobs; Landlock still
-        # grants it to those jobs only.
-        needed = _needed_paths() + [
-            path
-            for toolchain in config.get("toolchains", {}).values()
-            for path in toolchain.get("read", ())
-            if os.path.exists(path)
-        ]
-        try:
-            _kernel.mount(None, "/", None, _kernel.MS_REC | _kernel.MS_PRIVATE)
-            scratch = _fixed_scratch(needed) or config["fallback_scratch"]
-            self.isolation["exposed"] = _expose(needed)
-            size = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
-            _kernel.mount(
-                "boi-scratch",
-                scratch,
-                "tmpfs",
-                _kernel.MS_NOSUID | _kernel.MS_NODEV,
-                f"{size},mode=0755",
-            )
-            self.scratch_root = scratch
-            for path in config.get("hide", []):
-                if path == scratch or not os.path.isdir(path) or os.path.islink(path):
-                    continue
-                kept = _entries_towards(path, [*needed, scratch])
-                if kept:
-                    # A virtualenv (or the scratch space) under /tmp: the rest of /tmp is
-                    # hidden all the same, and only the entries on the way to them stay.
-                    _cover(path, kept)
-                else:
-                    _hide(path)
-                self.isolation["hidden"].append(path)
-            self._mount_private_proc()
-            failed = []
-            scratch_real = os.path.realpath(scratch)
-            for mount_point, options in _mounts():
-                if os.path.realpath(mount_point) == scratch_real or "ro" in options:
-                    continue
-                flags = _kernel.MS_REMOUNT | _kernel.MS_BIND | _kernel.MS_RDONLY
-                for name, flag in _KEPT_MOUNT_FLAGS.items():
-                    if name in options:
-                        flags |= flag
-                try:
-                    _kernel.mount(None, mount_point, None, flags)
-                except OSError as err:
-                    if err.errno != errno.ENOENT:  # shadowed mounts cannot be reached anyway
-                        failed.append(mount_point)
-            if failed:
-                self.isolation["errors"].append(f"could not make read-only: {', '.join(failed)}")
-            else:
-                self.isolation["filesystem"] = True
-        except OSError as err:
-            self.isolation["errors"].append(f"filesystem isolation failed ({err})")
-
-    def _mount_private_proc(self) -> None:
-        """A procfs of our own PID namespace over /proc: samples then see only their own
-        processes, not the machine's (their command lines included)."""
-        if not self.isolation["pid_namespace"]:
-            return
-        try:
-            _kernel.mount(
-                "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
-            )
-        except OSError as err:
-            # Refused where the outer /proc has masked paths (some containers): keep it, say so.
-            self.isolation["errors"].append(f"kept the machine's /proc ({err})")
-            return
-        self.isolation["private_proc"] = True
-
-    def _probe_sample_namespaces(self) -> None:
-        """Can each sample get PID and mount namespaces of its own (see `_enter_own_namespaces`)?
-        Tried once here, in a throw-away child, as a sample will do it."""
-        self.sample_proc = self._samples_read_proc()
-        fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-        scratch = os.path.join(self._scratch_root(), "probe-namespaces")
-        try:
-            os.mkdir(scratch, 0o755)
-            _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWPID), "unshare")
-            pid = os.fork()
-            if pid == 0:
-                code = 1
-                try:
-                    self._enter_own_namespaces(scratch, self.isolation["sandbox_uid"])
-                    empty = os.listdir(scratch) == [] and os.statvfs(scratch).f_files > 0
-                    code = 0 if os.getpid() == 1 and os.listdir("/proc/self/task") and empty else 2
-                finally:
-                    os._exit(code)
-            _kernel.check(_kernel.libc.setns(fd, _kernel.CLONE_NEWPID), "setns")
-            status = os.waitpid(pid, 0)[1]
-            os.rmdir(scratch)
-        except OSError as err:
-            self.isolation["errors"].append(f"no namespaces of their own for samples ({err})")
-            os.close(fd)
-            return
-        if os.waitstatus_to_exitcode(status) != 0:
-            self.isolation["errors"].append("no namespaces of their own for samples (probe failed)")
-            os.close(fd)
-            return
-        self.pid_namespace_fd = fd
-        self.isolation["sample_namespaces"] = True
-
-    def _enter_own_namespaces(self, scratch: str, uid: int | None) -> None:
-        """In a sample just forked into a PID namespace of its own (it is PID 1 there): a mount
-        namespace of its own with a fresh tmpfs over `scratch` and, where a sample can read
-        procfs at all (`sample_proc`), a /proc of that PID namespace.
-
-        Why: state the worker keeps from run to run is state a sample could write and a later
-        sample read. Here every sample starts from the same counters (its pid is 1, its
-        children's pids start at 2, its scratch's inode numbers start afresh) and sees no other
-        run's directory or process, so there is nothing to count or to leave behind."""
-        _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
-        if self.sample_proc:
-            _kernel.mount(
-                "proc", "/proc", "proc", _kernel.MS_NOSUID | _kernel.MS_NODEV | _kernel.MS_NOEXEC
-            )
-        config = self.config
-        options = f"size={int(config['scratch_mb'])}m,nr_inodes={int(config['scratch_inodes'])}"
-        if uid is not None:
-            options += f",uid={uid},gid={uid}"
-        # Over the directory itself, not over the scratch root: Landlock ignores a rule on a
-        # covered mount point, and the worker's rule for writes is on the scratch root.
-        _kernel.mount(
-            "boi-sample",
-            scratch,
-            "tmpfs",
-            _kernel.MS_NOSUID | _kernel.MS_NODEV,
-            f"{options},mode=0700",
-        )
-
-    def _samples_read_proc(self) -> bool:
-        """Can a sample read procfs? Not under Landlock (which grants none of it), unless the
-        config's `allow_read` does. Where it cannot, a sample's own /proc would show it nothing,
-        and is not mounted (a mount and its teardown per sample)."""
-        if self.landlock is None:
-            return True
-        return any(_is_under("/proc", path) or _is_under(path, "/proc") for path in self.read_paths)
-
-    def _choose_uids(self, pairs: list[list[int]]) -> None:
-        """The first (candidate uid, tests uid) pair this process can switch to and that can
-        still read the interpreter. A container's user namespace maps few uids (Docker: all;
-        rootless setups: often 65536), so the pool offers a high pair and a low one."""
-        for candidate_uid, tests_uid in pairs:
-            if self._probe_uid(candidate_uid) and self._probe_uid(tests_uid):
-                self.isolation.update(uid_drop=True, sandbox_uid=candidate_uid, tests_uid=tests_uid)
-                return
-        if pairs:
-            self.isolation["errors"].append(
-                "no unprivileged uid can be used here (unmapped, or it cannot read this Python "
-                f"installation under {sys.base_prefix}: make it readable by other users, e.g. "
-                "chmod o+rx on the directories above it, or use a Python installed outside a "
-                "private home directory); samples keep this process's uid"
-            )
-
-    def _probe_uid(self, uid: int) -> bool:
-        """Can this process switch to `uid`, and can that uid still read the interpreter and
-        import from its standard library?
-
-        Which paths are directories is decided here, before the switch: checked after it, a
-        directory that uid cannot even stat (a Python under /root) would pass as "not a
-        directory" and every sample would then fail to import (`threading`, say)."""
-        needed = [(path, os.path.isdir(path)) for path in _needed_paths()]
-        stdlib_file = os.path.join(os.path.dirname(os.__file__), "threading.py")
-        if not os.path.exists(stdlib_file):
-            stdlib_file = os.__file__
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                for path, is_dir in needed:
-                    if is_dir:
-                        os.listdir(path)
-                    else:
-                        os.stat(path)
-                with open(stdlib_file, "rb") as handle:
-                    handle.read(1)
-                code = 0
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        return status == 0
-
-    def _load_confinement(self) -> None:
-        """Load the Landlock and seccomp layers and prove, in a throw-away child confined as a
-        sample will be, that this kernel accepts both. A layer that fails here is reported and
-        not used; one that worked here and fails for a sample stops that sample (never runs it
-        unconfined)."""
-        config = self.config
-        if config.get("landlock", True):
-            try:
-                module = _load_sibling("_landlock")
-                abi = int(module.abi_version())
-            except (OSError, ImportError, AttributeError) as err:
-                self.isolation["errors"].append(f"Landlock unavailable ({err})")
-            else:
-                if abi > 0:
-                    self.landlock = module
-                    self.read_paths = tuple(config.get("allow_read", []))
-                    # Computed (and cached) here, while everything is readable: a sample only
-                    # inherits the answer.
-                    module.default_read_paths()
-                    module.default_list_dirs()
-                else:
-                    self.isolation["errors"].append("Landlock unavailable (kernel without it)")
-        if config.get("seccomp", True):
-            try:
-                module = _load_sibling("_seccomp")
-            except (OSError, ImportError) as err:
-                self.isolation["errors"].append(f"seccomp unavailable ({err})")
-            else:
-                if module.SUPPORTED:
-                    self.seccomp = module
-                else:
-                    self.isolation["errors"].append(
-                        "seccomp unavailable (unsupported architecture)"
-                    )
-        self.stdlib_path = [p for p in sys.path if p and _is_stdlib_path(p)]
-        # Built once here, enforced in each sample: a sample then pays for a few system calls,
-        # not for assembling ~300 Landlock rules and a BPF program (4.6 ms per sample).
-        try:
-            if self.landlock is not None:
-                if self.isolation["filesystem"]:
-                    # Only now, with every sibling of ours loaded: an installed (not editable)
-                    # boi lives in a site directory itself.
-                    self._hide_site_dirs(self.landlock.site_dirs())
-                policy = self.landlock.default_policy(
-                    (self._scratch_root(),), site_dirs_hidden=bool(self.site_mounts)
-                )
-                if self.read_paths:
-                    policy = dataclasses.replace(policy, read=(*policy.read, *self.read_paths))
-                self.ruleset = _high_fd(self.landlock.prepare(policy))
-                for name, toolchain in sorted(config.get("toolchains", {}).items()):
-                    extra = tuple(toolchain.get("read", ()))
-                    wider = dataclasses.replace(policy, read=(*policy.read, *extra))
-                    self.toolchain_rulesets[name] = _high_fd(self.landlock.prepare(wider))
-            if self.seccomp is not None:
-                self.seccomp_program = self.seccomp.build_filter()
-        except OSError as err:
-            self.isolation["errors"].append(f"Landlock/seccomp refused ({err}); not used")
-            self.landlock = self.seccomp = self.ruleset = None
-            return
-        if self.landlock is None and self.seccomp is None:
-            return
-        probe_dir = os.path.join(self._scratch_root(), "probe")
-        os.makedirs(probe_dir, exist_ok=True)
-        result_r, result_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(result_r)
-                uid = self.isolation["sandbox_uid"]
-                if uid is not None:
-                    os.chown(probe_dir, uid, uid)
-                    os.setgroups([])
-                    os.setresgid(uid, uid, uid)
-                    os.setresuid(uid, uid, uid)
-                outcome = self._confine(probe_dir)
-                os.write(result_w, json.dumps(outcome).encode())
-            except BaseException as err:
-                os.write(result_w, json.dumps({"error": str(err)}).encode())
-            finally:
-                os._exit(0)
-        os.close(result_w)
-        raw = _wire.Channel(result_r).read_to_end(1 << 16)
-        os.waitpid(pid, 0)
-        shutil.rmtree(probe_dir, ignore_errors=True)
-        try:
-            outcome = json.loads(raw or b"{}")
-        except ValueError:
-            outcome = {}
-        if "error" in outcome or not outcome:
-            self.isolation["errors"].append(
-                f"Landlock/seccomp refused ({outcome.get('error', 'no answer')}); not used"
-            )
-            if self.ruleset is not None:
-                os.close(self.ruleset.fd)
-            for ruleset in self.toolchain_rulesets.values():
-                os.close(ruleset.fd)
-            self.toolchain_rulesets = {}
-            self.landlock = self.seccomp = self.ruleset = None
-            return
-        landlock = outcome.get("landlock") or {}
-        self.isolation["landlock"] = int(landlock.get("abi", 0))
-        self.isolation["landlock_net"] = bool(landlock.get("tcp"))
-        self.isolation["landlock_scopes"] = bool(landlock.get("signals"))
-        self.isolation["seccomp"] = bool(outcome.get("seccomp"))
-
-    def _hide_site_dirs(self, site_dirs: list[str]) -> None:
-        """Cover every site directory with an empty read-only tmpfs, in this namespace (the
-        spawner's, so every sample's), which lets the Landlock ruleset grant the trees around
-        them whole (`default_policy(site_dirs_hidden=True)`): about 20 rules instead of about
-        300, each of which a sample pays for when it is confined and again when it exits. The
-        tests process gets them back (`reveal_site_dirs`): the tests may import what the
-        harness's interpreter has. All or nothing: a mount that fails undoes the others, and
-        the ruleset then goes around the site directories."""
-        done: list[str] = []
-        try:
-            for path in site_dirs:
-                _hide(path)
-                done.append(path)
-        except OSError as err:
-            for path in reversed(done):
-                try:
-                    _kernel.detach(path)
-                except OSError:
-                    pass  # an empty read-only tmpfs left over a site directory hides it, no more
-            self.isolation["errors"].append(f"site directories not hidden by mounts ({err})")
-            return
-        self.site_mounts = done
-
-    def reveal_site_dirs(self) -> None:
-        """In the tests process (which runs no generated code): a mount namespace of its own
-        without `_hide_site_dirs`'s mounts. (Not in the jobs process: with the jobs process in a
-        namespace of its own, a run cost 7% more CPU, measured, for reasons not found.)"""
-        if not self.site_mounts:
-            return
-        try:
-            _kernel.check(_kernel.libc.unshare(_kernel.CLONE_NEWNS), "unshare")
-            for path in reversed(self.site_mounts):
-                _kernel.detach(path)
-        except OSError as err:
-            # The tests then import the standard library alone, as the samples do. (Said on
-            # stderr: this runs in the tests process, after the worker reported its isolation.)
-            os.write(
-                2, f"boi sandbox: site directories stay hidden from the tests ({err})\n".encode()
-            )
-
-    def _confine(self, scratch: str, ruleset: Any = None) -> dict:
-        """Landlock (read what Python needs, write only `scratch`), then the seccomp filter.
-        Runs in the sample after its uid change; raises OSError if a layer refuses. `ruleset`:
-        a build job's (`toolchain_rulesets`) instead of the worker's."""
-        outcome: dict = {"landlock": None, "seccomp": False}
-        _kernel.prctl(_kernel.PR_SET_NO_NEW_PRIVS, 1)
-        if self.landlock is not None:
-            # The worker's ruleset: the default read set (the interpreter, the standard library
-            # without site-packages, system libraries) plus what the config allows, writable
-            # scratch root; then a layer that narrows writes to this sample's own directory.
-            outcome["landlock"] = self.landlock.enforce(ruleset or self.ruleset)
-            self.landlock.restrict_writes((scratch, os.devnull))
-        if self.seccomp is not None:
-            self.seccomp.install(program=self.seccomp_program)
-            outcome["seccomp"] = True
-        return outcome
 
     # ---- serving (the jobs process) -------------------------------------------------------
 
@@ -836,15 +207,10 @@ class Zygote:
             self._clear_scratch()
             return {"status": "error", "result": f"error: sandbox failure ({err})"}
 
-    def _scratch_root(self) -> str:
-        if self.scratch_root is None:  # set by setup(), which main() always runs before serving
-            raise RuntimeError("the zygote serves jobs only after setup()")
-        return self.scratch_root
-
     def _clear_scratch(self) -> None:
         """Empty the scratch space: everything a run wrote, the tests process's files
         included; its directory itself stays, as it is its working directory."""
-        root = self._scratch_root()
+        root = self.setup.scratch_root()
         # A sample's own scratch directory is a mount point in its own namespace, empty here:
         # kept, so that its inode number stays the same from run to run (and counts nothing).
         _clear_dir(
@@ -856,7 +222,7 @@ class Zygote:
             _clear_dir(tests_dir)
 
     def _tests_dir(self) -> str:
-        path = os.path.join(self._scratch_root(), TESTS_DIR)
+        path = os.path.join(self.setup.scratch_root(), TESTS_DIR)
         if not os.path.isdir(path):
             os.mkdir(path, 0o700)
             owner = self.isolation["tests_uid"]
@@ -869,13 +235,13 @@ class Zygote:
         `owner` (None: the zygote's uid)."""
         if self.isolation["sample_namespaces"]:
             # The same directory every run: the sample mounts a fresh tmpfs over it in its own
-            # mount namespace (_enter_own_namespaces), so there is nothing in it to clear.
-            path = os.path.join(self._scratch_root(), SAMPLE_DIR)
+            # mount namespace (`_setup.Setup.enter_sample`), so there is nothing in it to clear.
+            path = os.path.join(self.setup.scratch_root(), SAMPLE_DIR)
             if not os.path.isdir(path):
                 os.mkdir(path, 0o755)
             return path
         # A random name: a counter would tell a sample how many runs came before it.
-        path = os.path.join(self._scratch_root(), f"{tag}{os.urandom(6).hex()}")
+        path = os.path.join(self.setup.scratch_root(), f"{tag}{os.urandom(6).hex()}")
         os.mkdir(path, 0o700)
         if owner is not None:
             os.chown(path, owner, owner)
@@ -893,12 +259,30 @@ class Zygote:
         """A sandboxed process for generated code, forked by the spawner (which never held a
         job): it receives only `fds`, then reads its own program from them. A build job names
         its `toolchain`, whose Landlock ruleset confines it."""
-        if self.spawner is None:
-            raise RuntimeError("the jobs process has no spawner")
         request = {"kind": kind, "scratch": scratch, "timeout": timeout}
         if toolchain is not None:
             request["toolchain"] = toolchain
         return self.spawner.spawn(request, fds, deadline)
+
+    def _spawn_candidate(self, timeout: float) -> _Candidate:
+        """A candidate's process (kind "candidate", for separated judging and outcome tables)
+        and this side's ends of its two pipes: the calls it reads, the replies it writes. The
+        deadline starts now, before the spawn: start-up counts against the run's timeout."""
+        candidate_dir = self._new_scratch("c", self.isolation["sandbox_uid"])
+        calls_r, calls_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        started = time.monotonic()
+        deadline = started + timeout
+        try:
+            pid = self._spawn("candidate", candidate_dir, timeout, [calls_r, replies_w], deadline)
+        except BaseException:
+            for fd in (calls_w, replies_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(calls_r)
+            os.close(replies_w)
+        return _Candidate(pid, calls_w, replies_r, started, deadline)
 
     def _run_separated(self, job: dict, timeout: float) -> dict:
         """The candidate and the tests in two processes that talk through plain-data pipes.
@@ -908,24 +292,7 @@ class Zygote:
         tests, a fresh nonce and its ends of this run's two pipes, and answers with the
         verdict. It is replaced whenever a run does not end in a verdict (a timeout, a crash),
         so no run inherits a tests process that an unfinished run left behind."""
-        self.sequence += 1
-        uid = self.isolation["sandbox_uid"]
-        candidate_dir = self._new_scratch("c", uid)
-        calls_r, calls_w = os.pipe()
-        replies_r, replies_w = os.pipe()
-        started = time.monotonic()
-        deadline = started + timeout
-        try:
-            candidate = self._spawn(
-                "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
-            )
-        except BaseException:
-            for fd in (calls_w, replies_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(calls_r)
-            os.close(replies_w)
+        candidate, calls_w, replies_r, started, deadline = self._spawn_candidate(timeout)
         nonce = os.urandom(_wire.NONCE_BYTES)
         try:
             try:
@@ -965,7 +332,9 @@ class Zygote:
         if self.tests is None or not self.tests.alive():
             if self.tests is not None:
                 self.tests.stop()
-            self.tests = _tests_side.TestsProcess.start(self)
+            self.tests = _tests_side.TestsProcess.start(
+                self.setup.enter_tests_process, self._tests_dir()
+            )
         return self.tests
 
     def _run_table(self, job: dict, timeout: float) -> dict:
@@ -978,24 +347,7 @@ class Zygote:
         table. One fork per completion, one round trip per batch, instead of a pipe round trip
         per call: tens of thousands of calls per completion cost about a second.
         """
-        self.sequence += 1
-        uid = self.isolation["sandbox_uid"]
-        candidate_dir = self._new_scratch("c", uid)
-        calls_r, calls_w = os.pipe()
-        replies_r, replies_w = os.pipe()
-        started = time.monotonic()
-        deadline = started + timeout
-        try:
-            candidate = self._spawn(
-                "candidate", candidate_dir, timeout, [calls_r, replies_w], deadline
-            )
-        except BaseException:
-            for fd in (calls_w, replies_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(calls_r)
-            os.close(replies_w)
+        candidate, calls_w, replies_r, started, deadline = self._spawn_candidate(timeout)
         tables: list = []
         outcome: dict = {"status": "passed", "result": "completed"}
         calls = _wire.Channel(calls_w, plain=True)
@@ -1050,7 +402,7 @@ class Zygote:
 
     def _kill_cgroup_leftovers(self) -> None:
         # Second line of defence: with PID namespaces this finds nothing.
-        for fd in self.cgroup_read_fds:
+        for fd in self.setup.cgroup_read_fds:
             for _ in range(200):
                 pids = [int(p) for p in os.pread(fd, 1 << 16, 0).split()]
                 alive = False
@@ -1082,7 +434,7 @@ class Zygote:
         complete; the cgroups and a sweep of the sandbox uid catch anything else (the tests
         process is in neither).
         """
-        if self.isolation["sample_namespaces"] and spawned and self.spawner is not None:
+        if self.isolation["sample_namespaces"] and spawned:
             # Every process of a sample lives in the sample's own PID namespace, whose init is
             # the process the spawner forked: killing it kills them all, and the spawner's
             # waitpid on it returns only once the kernel has reaped every other process of
@@ -1119,11 +471,10 @@ class Zygote:
         else:
             for pid in spawned:
                 _kernel.kill_group(pid)
-        if self.spawner is not None:
-            until = time.monotonic() + 5.0
-            for pid in spawned:
-                self.spawner.wait(pid, until)
-                self.spawner.forget(pid)
+        until = time.monotonic() + 5.0
+        for pid in spawned:
+            self.spawner.wait(pid, until)
+            self.spawner.forget(pid)
         if not self.isolation["pid_namespace"]:
             # After the spawner has reaped the group's leader: what the cgroups and the uid
             # still hold is then only what escaped the group, not the dying leader itself.
@@ -1136,7 +487,6 @@ class Zygote:
             _remove_sysv_ipc()
 
     def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
-        self.sequence += 1
         config = self.config
         uid = self.isolation["sandbox_uid"]
         scratch = self._new_scratch("s", uid)
@@ -1201,9 +551,8 @@ class Zygote:
         nonce pipe. Its toolchain's Landlock ruleset (the default read set plus the toolchain's
         paths) is this job's only; the deadline covers the compile steps and the run, each of
         which the builder times itself (`timeout` is the run's)."""
-        self.sequence += 1
         toolchain = str(job["toolchain"])
-        if self.landlock is not None and toolchain not in self.toolchain_rulesets:
+        if not self.setup.builds_for(toolchain):
             return {
                 "status": "error",
                 "result": f"error: this worker was not started for {toolchain} programs",
@@ -1261,8 +610,6 @@ class Zygote:
     def _wait_spawned(self, pid: int, deadline: float) -> tuple[int, bool, ScratchGuard | None]:
         """The exit status of a process the spawner forked, as the spawner reports it; at the
         deadline (or when the scratch guard trips) its group is killed."""
-        if self.spawner is None:
-            raise RuntimeError("the jobs process has no spawner")
         guard = self._scratch_guard()
         status = self.spawner.wait(pid, deadline, guard)
         if status is not None:
@@ -1281,97 +628,20 @@ class Zygote:
         if self.isolation["filesystem"]:
             return None
         return ScratchGuard(
-            self._scratch_root(),
+            self.setup.scratch_root(),
             int(self.config["scratch_mb"]) * 2**20,
             int(self.config["scratch_inodes"]),
         )
 
-    def _become_sample(
-        self,
-        scratch: str,
-        stdin_fd: int,
-        stdout_fd: int,
-        fds: tuple[int, ...],
-        cpu_seconds: int | None,
-        uid: int | None,
-        pid_ns: bool,
-        join_cgroups: bool = True,
-        confine: bool = False,
-        ruleset: Any = None,
-    ) -> None:
-        """Turn this freshly forked process into a sandboxed one: its own session, the
-        worker's cgroups and CPU, exactly the descriptors it needs (stdin, stdout, stderr on
-        /dev/null, then `fds` from 3 on), rlimits (CPU time only where `cpu_seconds` is
-        given), an empty scratch directory, an unprivileged uid and, for generated code
-        (`confine`), Landlock (the worker's ruleset, or a build job's `ruleset`) and the seccomp
-        filter. Any failure raises, and the caller exits without running anything."""
-        config = self.config
-        parent = os.getppid()
-        os.setsid()
-        for fd in self.cgroup_fds if join_cgroups else ():
-            os.write(fd, b"0")  # join this worker's cgroups (0 = the writer)
-        os.sched_setaffinity(0, self.pair_cpu)
-        # Lay out fds 0.. exactly; dup first so that no source is overwritten before it is used.
-        layout = (stdin_fd, stdout_fd, self.devnull, *fds)
-        sources = [os.dup(fd) for fd in layout]
-        for target, source in enumerate(sources):
-            os.dup2(source, target, inheritable=True)
-        ruleset = ruleset or self.ruleset
-        keep = ruleset.fd if confine and ruleset is not None else -1
-        if keep >= len(layout):  # the prepared ruleset, closed as soon as it is enforced
-            os.closerange(len(layout), keep)
-            os.closerange(keep + 1, 1 << 16)
-        else:
-            keep = -1
-            os.closerange(len(layout), 1 << 16)
-        limits = config["limits"]
-        if cpu_seconds is not None:
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-        memory = int(limits["memory_mb"]) * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        size = int(limits["file_size_mb"]) * 2**20
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        nproc = int(limits["processes"])
-        if uid is None and self.isolation["user_namespace"]:
-            nproc += 3  # the zygote and the monitor share this namespace's uid 0
-        if uid is not None or self.isolation["user_namespace"]:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        os.chdir(scratch)
-        os.environ.clear()
-        os.environ.update(
-            PATH="/usr/local/bin:/usr/bin:/bin",
-            HOME=scratch,
-            TMPDIR=scratch,
-            LANG="C.UTF-8",
-            PYTHONHASHSEED="0",
-        )
-        tempfile.tempdir = None  # forget a directory cached before the fork
-        if uid is not None:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-        _kernel.prctl(_kernel.PR_SET_NO_NEW_PRIVS, 1)
-        # Set after the uid change, which clears it; the monitor outlives us unless killed.
-        _kernel.prctl(_kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        if not pid_ns and os.getppid() != parent:
-            os._exit(71)  # our parent died before the death signal was armed
-        if confine:
-            if uid is None and self.isolation["user_namespace"]:
-                # Root of the worker's user namespace holds capabilities over the tests' process:
-                # give them up in a user namespace of our own (same kernel uid, same files).
-                if _kernel.libc.unshare(_kernel.CLONE_NEWUSER) != 0:
-                    os._exit(_spawner.EXIT_NO_USER_NAMESPACE)
-            self._confine(scratch, ruleset)
-            if keep >= 0:
-                os.close(keep)
-            # Only the standard library on the path: the harness's packages are unreadable
-            # under Landlock anyway, and their cached directory listings must not be used.
-            sys.path[:] = self.stdlib_path
-            sys.path_importer_cache.clear()
+
+class _Candidate(NamedTuple):
+    """A candidate's process, just spawned, and the jobs process's ends of its pipes."""
+
+    pid: int
+    calls_w: int  # the calls the candidate reads
+    replies_r: int  # the replies it writes
+    started: float
+    deadline: float
 
 
 class ScratchGuard:
@@ -1453,10 +723,6 @@ def _candidate_setup(job: dict) -> dict:
         "entry_point": job["entry_point"],
         "prefix_classes": list(job.get("prefix_classes", ())),
     }
-
-
-def _is_stdlib_path(path: str) -> bool:
-    return "site-packages" not in path and "dist-packages" not in path
 
 
 def _nonce_pipes() -> tuple[int, int]:
@@ -1544,14 +810,6 @@ def _judge_build(
         # its parent), not a verdict.
         outcome["status"] = "runtime error"
     return outcome
-
-
-def _high_fd(ruleset: Any) -> Any:
-    """`ruleset` with its descriptor moved out of the way of those a sample's layout
-    overwrites (0-6)."""
-    high = fcntl.fcntl(ruleset.fd, fcntl.F_DUPFD_CLOEXEC, 64)
-    os.close(ruleset.fd)
-    return dataclasses.replace(ruleset, fd=high)
 
 
 _IPC_RMID = 0
@@ -1650,8 +908,8 @@ def main() -> None:
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)  # samples must not import our private modules by accident
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
-    zygote = Zygote(config, keep_fds=(job_fd, result_fd))
-    isolation = zygote.setup()
+    setup = _setup.Setup(config, (job_fd, result_fd), _load_sibling)
+    isolation = setup.start()
     # Split in two before the first job: the jobs process (this one's child) receives jobs,
     # runs the tests and judges; this process becomes the spawner, which forks the samples
     # and so never holds anything a sample must not see.
@@ -1665,7 +923,7 @@ def main() -> None:
             if os.getppid() != spawner_pid:
                 os._exit(1)
             _kernel.set_name(b"boi-jobs")
-            zygote.spawner = _spawner.SpawnerClient(jobs_end)
+            zygote = Zygote(setup, _spawner.SpawnerClient(jobs_end))
             _wire.Channel(result_fd).send({"ready": True, "isolation": isolation})
             zygote.serve(job_fd, result_fd)
         finally:
@@ -1674,7 +932,7 @@ def main() -> None:
     os.close(job_fd)
     os.close(result_fd)
     _kernel.set_name(b"boi-spawner")
-    _spawner.Spawner(zygote, spawner_end, jobs_pid).serve()
+    _spawner.Spawner(setup.enter_sample, setup.pid_namespace_fd, spawner_end, jobs_pid).serve()
 
 
 if __name__ == "__main__":
