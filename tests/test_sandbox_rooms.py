@@ -125,7 +125,7 @@ def test_the_harness_imports_only_the_wire_of_the_worker():
 def test_the_rooms_are_linted_and_type_checked_like_the_rest():
     # Issue 47: the split is done, so bandit, flake8-simplify, ruff's own rules and mypy's
     # warn_return_any reach the sandbox as every other package; a finding there gets a
-    # targeted `# noqa: CODE` with its reason, not an exemption of the whole directory.
+    # targeted noqa comment that names its code and reason, not an exemption of the directory.
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     ignored = config["tool"]["ruff"]["lint"].get("per-file-ignores", {})
