@@ -106,3 +106,28 @@ def test_the_loaders_package_imports_without_a_cycle():
         code = f"import benchmarks.loaders.{module}, benchmarks.loaders as l; l.load_benchmark"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_recode_datasets_are_registered_by_perturb_with_a_sentence_before():
+    """ReCode's loaders live in perturb (their lineage names its transformations), so
+    benchmarks.loaders does not register them itself (the direction: tests/test_architecture.py);
+    `import perturb` does, and loading one before says so in one sentence."""
+    code = (
+        "from benchmarks.common.errors import UserError\n"
+        "from benchmarks.loaders import DATASETS, dataset_help, load_benchmark\n"
+        "assert 'recode_mbpp' not in DATASETS and 'recode_mbpp, or' in dataset_help()\n"
+        "try:\n"
+        "    load_benchmark('recode-mbpp')\n"
+        "except UserError as err:\n"
+        "    print(err)\n"
+        "import perturb\n"
+        "print(DATASETS.target('recode_mbpp') if hasattr(DATASETS, 'target') "
+        "else DATASETS['recode_mbpp'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "dataset 'recode_mbpp' is loaded by perturb.recode.interop:load_recode_mbpp, which "
+        "`import perturb` registers: import perturb before loading it (every boi command does).",
+        "perturb.recode.interop:load_recode_mbpp",
+    ]

@@ -1,9 +1,11 @@
 """Benchmark loaders: each returns `Problem` records plus the problems it had to report.
 
 `load_benchmark(name_or_path, data=...)` is the one entry point the CLI and the runner use: a
-name registered in `DATASETS` (`humaneval`, `humanevalplus`, `mbpp`, `code_contests`, and
-ReCode's released perturbed data as `recode_humaneval` / `recode_mbpp`, read with lineage), or
-a path to a HumanEval-format (or boi) JSONL file.
+name registered in `DATASETS` (`humaneval`, `humanevalplus`, `mbpp`, `code_contests`, ...), or
+a path to a HumanEval-format (or boi) JSONL file. ReCode's released perturbed data
+(`recode_humaneval` / `recode_mbpp`) is read with lineage that names perturb's transformations,
+so its loaders live in `perturb.recode.interop` and `perturb.recode` registers them here when it
+is imported (every boi command imports it): benchmarks imports nothing above it.
 
 Adding a dataset is one module with a loader `load(data: str | None) -> LoadResult` (`data`:
 where to read it from, None for the loader's default) plus its entry in the one table of
@@ -31,16 +33,22 @@ from benchmarks.upstream import loader_targets
 __all__ = ["DATASETS", "LoadIssue", "LoadResult", "dataset_help", "load_benchmark"]
 
 # name -> "module:loader", imported when the dataset is first loaded: the problem datasets of
-# the one table of datasets (`benchmarks.upstream.ALL_DATASETS`), in its order.
+# the one table of datasets (`benchmarks.upstream.ALL_DATASETS`), in its order, whose loaders
+# live in benchmarks. A loader in a package above (ReCode's, in perturb) is registered by that
+# package, so this registry never names what benchmarks may not import.
 DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
-    "dataset", loader_targets("problems")
+    "dataset",
+    {n: t for n, t in loader_targets("problems").items() if t.startswith("benchmarks.")},
 )
 JSONL_FILE = "a path to a HumanEval-format JSONL file"
 
 
 def dataset_help(path: str = "a HumanEval-format JSONL path") -> str:
-    """Help text for a dataset argument: the registered names, then what else it takes."""
-    return f"{', '.join(DATASETS)}, or {path}"
+    """Help text for a dataset argument: the table's names (those a package above registers
+    too, whether or not it is imported yet), then any registered at run time, then what else it
+    takes."""
+    names = dict.fromkeys([*loader_targets("problems"), *DATASETS])
+    return f"{', '.join(names)}, or {path}"
 
 
 def load_benchmark(
@@ -56,6 +64,13 @@ def load_benchmark(
     `limit`): a loader that takes them builds only those (the others are not in the result);
     the rest load every problem, and the caller selects."""
     key = dataset.lower().replace("-", "_")
+    table = loader_targets("problems")
+    if key in table and key not in DATASETS:
+        package = table[key].split(".")[0]
+        raise UserError(
+            f"dataset {key!r} is loaded by {table[key]}, which `import {package}` registers: "
+            f"import {package} before loading it (every boi command does)."
+        )
     if key in DATASETS:
         loader: Callable[..., LoadResult] = DATASETS.load(key)
         where = None if data is None else str(data)

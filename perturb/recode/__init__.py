@@ -24,8 +24,18 @@ Word data (WordNet, inflection tables) is loaded by `perturb.recode.words`.
 
 from __future__ import annotations
 
+from benchmarks.loaders import DATASETS
+from benchmarks.upstream import loader_targets
 from perturb.recode import docstring, format, function_name, partial, syntax  # noqa: F401  (registers)
 from perturb.transforms import TRANSFORMS
+
+# ReCode's released variants (`recode_humaneval`, `recode_mbpp`, in the one table of datasets,
+# benchmarks.upstream) are read by perturb.recode.interop with lineage that names our
+# transformations, so they join the datasets here, where the direction allows, and not in
+# benchmarks.loaders, which imports nothing above benchmarks.
+for _name, _target in loader_targets("problems").items():
+    if _target.startswith(f"{__name__}."):
+        DATASETS.register(_name, _target)
 
 RECODE_GROUPS = {
     "nlaugmenter": "docstring",
