@@ -198,6 +198,7 @@ def site(chromium, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # headless Chromium (and mkdocs, without BOI_DOCS_SITE)
 def test_the_site_shows_code_in_tables_whole_and_no_source_syntax(site, chromium) -> None:
     reports = check_docs_site.check_site(site, chromium=chromium)
     measured = {r.page: r for r in reports}
@@ -212,6 +213,7 @@ def test_the_site_shows_code_in_tables_whole_and_no_source_syntax(site, chromium
     assert problems == []
 
 
+@pytest.mark.slow  # headless Chromium
 def test_the_check_sees_a_broken_code_span_and_an_escape(chromium, tmp_path) -> None:
     page = tmp_path / "index.html"
     page.write_text(

@@ -42,6 +42,7 @@ def _validation_loss_of_export(run_dir, results) -> float:
     return float(total / count)
 
 
+@pytest.mark.slow  # two torchrun ranks building and running DeepSpeed ZeRO-3 (about a minute)
 def test_zero3_two_cpu_ranks_partition_shard_train_and_export(tmp_path):
     examples = toy_examples(24)
     config = write_toy_run(tmp_path, examples, max_epochs=2)

@@ -13,6 +13,8 @@ from benchmarks.study.ray import run_study_on_ray, shard_dirs
 from boi.runner import RobustnessStudy, load_run_config, run_robustness
 
 ray = pytest.importorskip("ray")
+# A local Ray cluster starts for these (`pytest -m "not slow"` leaves them out; CI runs them).
+pytestmark = pytest.mark.slow
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
 

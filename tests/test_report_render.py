@@ -21,6 +21,8 @@ def _render_module():
 
 
 render_report = _render_module()
+# Headless Chromium renders each (`pytest -m "not slow"` leaves them out; CI runs them).
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(autouse=True)

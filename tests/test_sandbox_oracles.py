@@ -232,6 +232,7 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow  # makes a virtualenv
 def test_a_later_invocation_sees_the_same_counters_with_the_virtualenv_under_tmp():
     """Where the virtualenv lives under /tmp the worker cannot mount its scratch space there:
     it used the harness's temporary directory (`boi-sandbox-<pid>-<random>`), a new name in

@@ -207,6 +207,7 @@ for separate in (True, False):
 """
 
 
+@pytest.mark.slow  # makes a virtualenv
 def test_tmp_is_hidden_even_when_the_virtualenv_lives_there(tmp_path):
     """A virtualenv under /tmp stays importable, and the rest of /tmp is hidden all the same:
     a sample cannot see a file the harness's user left there (nor its directory)."""
