@@ -12,6 +12,9 @@ from benchmarks.loaders import DATASETS, LoadResult, dataset_help, load_benchmar
 from benchmarks.problem import Problem
 from boi.cli import main
 
+# ReCode's datasets join DATASETS when perturb is imported, as every boi command imports it.
+import perturb  # noqa: F401  isort: skip
+
 PROMPT = (
     'def add_one(x: int) -> int:\n    """Return x plus one.\n    >>> add_one(1)\n    2\n    """\n'
 )

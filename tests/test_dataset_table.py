@@ -18,6 +18,9 @@ from bias.fairness_tests.tasks import SUITES, load_fairness_tasks
 from boi.cli import main
 from tests.conftest import SHARED_DATA
 
+# ReCode's datasets join DATASETS when perturb is imported, as every boi command imports it.
+import perturb  # noqa: F401  isort: skip
+
 # The names users type today: the table must keep every one, in this order.
 RUN_NAMES = [
     "humaneval",
