@@ -32,7 +32,6 @@ from typing import Any, Generic, TypeVar
 from benchmarks.common.errors import UserError, suggest
 
 T = TypeVar("T")
-D = TypeVar("D")
 
 # "package.module:Attribute.attribute" or "package.module" (the module itself).
 _TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?")
@@ -140,11 +139,11 @@ class Registry(Mapping[str, T], Generic[T]):
             )
         self._entries[name] = new
 
-    def add(self, name: str, *, help: str = "", origin: str | None = None) -> Callable[[D], D]:
+    def add(self, name: str, *, help: str = "", origin: str | None = None) -> Callable[[T], T]:
         """A decorator registering what it decorates as `name` (returned unchanged)."""
 
-        def register(entry: D) -> D:
-            self.register(name, entry, help=help, origin=origin)  # type: ignore[arg-type]
+        def register(entry: T) -> T:
+            self.register(name, entry, help=help, origin=origin)
             return entry
 
         return register
