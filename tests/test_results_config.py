@@ -61,7 +61,7 @@ def test_the_results_config_makes_the_pages_variants(results_variants):
     config, variants, dataset_of = results_variants
     total, per_setting = _page_counts()
     assert sum(per_setting.values()) == total
-    labels = {name: TRANSFORMS[name].label for name in config.transforms}
+    labels = {name: TRANSFORMS[name].label for name in config.perturb.transforms}
     for spec in config.datasets:
         counts = Counter(
             labels[v.transform] for v in variants if dataset_of[v.task_id] == spec.label
