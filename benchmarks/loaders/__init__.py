@@ -39,6 +39,7 @@ __all__ = ["DATASETS", "LoadIssue", "LoadResult", "dataset_help", "load_benchmar
 DATASETS: Registry[Callable[[str | None], LoadResult]] = Registry(
     "dataset",
     {n: t for n, t in loader_targets("problems").items() if t.startswith("benchmarks.")},
+    base=Callable,
 )
 JSONL_FILE = "a path to a HumanEval-format JSONL file"
 
