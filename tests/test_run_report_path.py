@@ -8,6 +8,7 @@ reads into it with its identity unchanged, and the report's bootstrap has a seed
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.rundir import MANIFEST
 from boi.cli import main
 from boi.reporting import rebuild_run_report
-from boi.runner import RunConfig, load_run_config, run_hash, work_hash
+from boi.runner import RunConfig, load_run_config, run_hash, run_variants, work_hash
 from perturb.catalogue import PerturbConfig
 
 # A run config as boi wrote it before `perturb` nested, and the hashes boi at commit 0896f9b
@@ -116,11 +117,14 @@ def test_boi_report_and_an_analysis_build_the_runs_report_with_its_critic_measur
     }
     (out / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     problems = [json.loads(line) for line in (out / "problems.jsonl").read_text().splitlines()]
+    low = "Toy/0::anonymize"  # below a gate of 50 by the per-token measure, not by the total
     records = [
         {
             "task_id": p["task_id"],
             "critic": {"original": True}
             if "::" not in p["task_id"]
+            else {"similarity": 90.0, "similarity_per_token": 40.0}
+            if p["task_id"] == low
             else {"similarity": 11.5, "similarity_per_token": 87.5},
         }
         for p in problems
@@ -128,6 +132,11 @@ def test_boi_report_and_an_analysis_build_the_runs_report_with_its_critic_measur
     (out / "critic.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     run = boi.open_run(out)
     assert run.run_config.critic.measure == "similarity_per_token"
+    # The run's gate, by its measure, as the run applied it.
+    gated = replace(run.run_config, critic=replace(run.run_config.critic, min_similarity=50))
+    variants, similarity = run_variants(gated, out)
+    assert similarity[low] == 40.0 and low not in {v.task_id for v in variants}
+    assert len(variants) == len(problems) - 1
 
     assert main(["report", str(out)]) == 0
     html = (out / "report" / "report.html").read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ config   `RunConfig` and its parts (`DatasetSpec`, `SettingSpec`, `CriticSpec` f
 stages   inputs checked and loaded, the perturbation, the critic gate, prompt groups, sampling
 study    `RobustnessStudy` (a `benchmarks.study.Study`), `run_robustness`, `estimate_run`
 report   `build_run_report` (the one builder of a run's report: the run's own, a merge's,
-         `boi report`'s, every analysis's), `read_run_report_inputs`, `summary_line`
+         `boi report`'s, every analysis's), `read_run_report_inputs`, `run_variants`, `summary_line`
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ from boi.runner.config import (
     with_overrides,
     work_hash,
 )
-from boi.runner.report import build_run_report, read_run_report_inputs, summary_line
+from boi.runner.report import (
+    build_run_report,
+    read_run_report_inputs,
+    run_variants,
+    summary_line,
+)
 from boi.runner.stages import check_run_models, load_datasets, prompt_groups
 from boi.runner.study import RobustnessStudy, RunOutcome, estimate_run, run_robustness
 
@@ -69,6 +74,7 @@ __all__ = [
     "run_hash",
     "run_identity",
     "run_robustness",
+    "run_variants",
     "summary_line",
     "with_overrides",
     "work_hash",

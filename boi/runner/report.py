@@ -15,7 +15,28 @@ from boi.runner.config import RunConfig
 from critic.similarity import read_similarities
 from perturb.transforms import transform_baselines, transform_labels
 
-__all__ = ["build_run_report", "read_run_report_inputs", "summary_line"]
+__all__ = ["build_run_report", "read_run_report_inputs", "run_variants", "summary_line"]
+
+
+def run_variants(
+    config: RunConfig,
+    out: Path,
+    *,
+    problems_file: Path | None = None,
+    critic_file: Path | None = None,
+) -> tuple[list[Problem], dict[str, float]]:
+    """A run directory's variants past its critic gate (`problems.jsonl`, or `problems_file`),
+    in the run's order, and the critic's similarities by the run's own measure
+    (`config.critic.measure`; `critic_file` instead of the run's critic.jsonl). A variant
+    below the run's `min_similarity` is left out, as the run's gate left it out."""
+    every = read_problems(problems_file or out / "problems.jsonl")
+    critic = critic_file or out / "critic.jsonl"
+    given = critic_file is not None or (config.critic.enabled and critic.is_file())
+    similarity = read_similarities(critic, config.critic.measure) if given else {}
+    if not config.critic.enabled:
+        return every, similarity
+    gated = {t for t, s in similarity.items() if s < config.critic.min_similarity}
+    return [v for v in every if v.task_id not in gated], similarity
 
 
 def read_run_report_inputs(
@@ -26,18 +47,11 @@ def read_run_report_inputs(
     critic_file: Path | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Problem], dict[str, float]]:
     """What a run directory's report is built from, read as the run reads it: its results
-    (every results file present), its variants past the critic gate (`problems.jsonl`, or
-    `problems_file`), and the critic's similarities by the run's own measure
-    (`config.critic.measure`; `critic_file` instead of the run's critic.jsonl). A variant
-    below the run's `min_similarity` is left out, as the run's gate left it out."""
-    every = read_problems(problems_file or out / "problems.jsonl")
-    critic = critic_file or out / "critic.jsonl"
-    given = critic_file is not None or (config.critic.enabled and critic.is_file())
-    similarity = read_similarities(critic, config.critic.measure) if given else {}
-    threshold = config.critic.min_similarity
-    gated = {t for t, s in similarity.items() if s < threshold} if config.critic.enabled else ()
-    problems = {p.task_id: p for p in every if p.task_id not in gated}
-    return read_results(out), problems, similarity
+    (every results file present) and `run_variants` (by task id)."""
+    variants, similarity = run_variants(
+        config, out, problems_file=problems_file, critic_file=critic_file
+    )
+    return read_results(out), {v.task_id: v for v in variants}, similarity
 
 
 def build_run_report(
