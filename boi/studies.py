@@ -13,7 +13,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.registry import Registry
-from benchmarks.study import StudyOutcome
+from benchmarks.study import Study, StudyOutcome
 from benchmarks.study.merge import merge_study
 
 STUDIES: Registry[Any] = Registry(
@@ -23,6 +23,7 @@ STUDIES: Registry[Any] = Registry(
         "boi bias run": "bias.modifier_prompts.run:ModifierStudy",
         "boi bias test": "bias.fairness_tests.run:FairnessStudy",
     },
+    base=Study,
 )
 """command -> `module:Class` of its study (imported when a merge needs it)."""
 
