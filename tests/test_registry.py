@@ -213,9 +213,7 @@ def test_the_decorators_refuse_a_name_registered_twice():
     with pytest.raises(ValueError, match=f"plot {first_plot!r} is registered twice"):
         plot(first_plot)(lambda context: None)
     with pytest.raises(ValueError, match="experiment kind 'solar_temperature' is registered twice"):
-        ablation("solar_temperature", axis=TEMPERATURE, what="x", example="[0]")(
-            lambda *args: None
-        )
+        ablation("solar_temperature", axis=TEMPERATURE, what="x", example="[0]")(lambda *args: None)
     with pytest.raises(ValueError, match="backend kind 'hf' is registered twice"):
         BACKENDS.register("hf", f"{__name__}:Gear")
     assert BACKENDS.load("hf").__name__ == "HFBackend" and issubclass(BACKENDS["hf"], BackendBase)
