@@ -48,6 +48,10 @@ class Sample:
     chat: bool = False
     """Whether `raw` was read for code (a chat reply, or a continuation read for its helpers:
     decoding `keep_helpers`) rather than taken as it is up to the stops."""
+    ordinal: tuple[int, int] | None = None
+    """Where the sample stands in the unsharded run (the cell's place, the sample's place in
+    the cell), set by the study driver: the rows judged from it carry it, and a merge puts the
+    shards' rows in this order (`benchmarks.study`)."""
 
     def reply_fields(self) -> dict[str, str]:
         """How a chat reply was read, as result-row fields (`reply_status`, `reply_shape`, and

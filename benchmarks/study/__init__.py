@@ -27,18 +27,35 @@ is here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from benchmarks.common.errors import UserError
+from benchmarks.common.progress import stage
 from benchmarks.common.provenance import config_hash, portable_path
 from benchmarks.common.rundir import RunDir, claim_run_dir, read_marker, recorded_spelling
+from benchmarks.generation import (
+    Backend,
+    BackendSpec,
+    PromptGroup,
+    Sample,
+    SamplingTotals,
+    load_backend,
+    sample_prompts,
+    sample_verb,
+    unread_replies_warning,
+)
 from benchmarks.study.shards import Shard, parse_shard
+
+GENERATIONS = "generations.jsonl"
+"""The generation cache every study keeps (keyed lines: a merge joins the shards')."""
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "GENERATIONS",
+    "Cell",
     "ClaimSpec",
     "Estimate",
     "SampleCounts",
@@ -238,9 +255,43 @@ class Estimate:
         return lines
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One model under one setting: the prompt groups it samples over its seeds, or the samples
+    it was given (a completions file's), and which unit each prompt belongs to. A study's
+    `cells()` yields them; the driver samples each (the units of its shard only) and hands the
+    samples to the study's `judge`."""
+
+    model: str
+    """The label the cell's rows carry."""
+    setting: str
+    groups: tuple[PromptGroup, ...] = ()
+    """Every prompt of the cell, whichever shard runs it: the driver keeps the shard's units."""
+    seeds: tuple[int, ...] = ()
+    unit_of: Mapping[str, str] = field(default_factory=dict)
+    """The unit (what a shard owns) of each prompt id."""
+    backend: BackendSpec | None = None
+    """The model that samples the groups; None for a cell of `given` samples."""
+    given: tuple[Sample, ...] = ()
+    """Samples made elsewhere (a completions file): judged as they are, nothing generated."""
+    positions: Mapping[str, int] | None = None
+    """Each prompt's place in the cell when it is not the sampling order: a follow-up cell's
+    prompts (one sample each) take the place of the row they follow up."""
+    executed: bool = True
+    """Whether judging runs the samples (the estimate counts them as executions)."""
+    context: Any = None
+    """The study's own description of the cell (its setting, strategy, round)."""
+
+    def prompts(self) -> list[str]:
+        """Every prompt text of the cell, in sampling order within a seed."""
+        return [text for group in self.groups for text in group.prompts.values()]
+
+
 class Study(Protocol):
-    """A kind of run (see the module docstring). `config` is its typed config, with at least
-    `out_dir`, `models` (backend specs) and `seeds`."""
+    """A kind of run (see the module docstring): what varies is data (`units`, `cells`), how a
+    cell's samples are judged is `judge`, what is reported is `report`; the driver loops.
+    `config` is its typed config, with at least `out_dir`, `models` (backend specs) and
+    `seeds`."""
 
     command: ClassVar[str]
     """The command that runs it ("boi run"): logs, manifests (`study`) and `boi merge`."""
@@ -248,7 +299,8 @@ class Study(Protocol):
     """Files every shard writes for the whole run (identical in every shard)."""
     split_files: ClassVar[tuple[str, ...]]
     """Glob patterns (relative to the run) of the JSONL files each shard writes for its own
-    units; a merge joins them in the unsharded run's order (`row_order`)."""
+    units, one row per judged sample carrying the sample's `ordinal`: a merge joins them in
+    that order."""
     config: Any
 
     @classmethod
@@ -271,22 +323,43 @@ class Study(Protocol):
         the directory is claimed."""
         ...
 
-    def execute(self, run: StudyRun) -> StudyOutcome:
-        """Run (or resume) the units `run.owned` gives it over the models and settings; report
-        unless `run.shard` is set."""
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        """Decide the units and cells: write the whole-run files into the run, or, with None
+        (the estimate), write nothing."""
         ...
 
-    def estimate(self, log: Callable[[str], None]) -> Estimate:
-        """Count what `execute` will generate and execute, writing nothing."""
+    def units(self) -> list[str]:
+        """Every unit of the run in run order (after `prepare`): what shards are dealt."""
         ...
 
-    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
-        """The sort key that puts a split file's merged rows in the unsharded run's order; `out`
-        holds the merged whole-run files."""
+    def cells(self) -> Iterable[Cell]:
+        """Every cell in run order (after `prepare`). A generator may look at what `judge` saw
+        of the cells before (a feedback round); the estimate asks without judging."""
         ...
 
-    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
-        """The report built from the run's files (after a merge)."""
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        """Called once a model is loaded, before its first cell is sampled."""
+        ...
+
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """Judge the cell's samples (the run's shard's), write its split files (each row with
+        its sample's `ordinal`) and return the rows."""
+        ...
+
+    def record(self) -> dict[str, Any]:
+        """What the completed manifest records of the run beside the report (a shard's too:
+        the models' identities, the classifier's cache hits)."""
+        ...
+
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
+        """The estimate in the study's words, from what its cells sample (`counts`)."""
+        ...
+
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
+    ) -> StudyOutcome:
+        """The report built from the run's files, after a run or a merge alike; `generation`
+        is what sampling did (empty after a merge, which adds up its shards')."""
         ...
 
 
@@ -355,31 +428,133 @@ def claim_study(
     )
 
 
+def _sampling_positions(cell: Cell) -> dict[tuple[str, int], int]:
+    """Each sample's place in the cell, whichever shard generates it: the sampling loop's order
+    over every prompt of the cell (seed, group, prompt, sample), or the cell's own
+    `positions`, or a given sample's place among the given."""
+    if cell.given:
+        return {(s.prompt_id, s.sample_index): i for i, s in enumerate(cell.given)}
+    if cell.positions is not None:
+        return {(prompt_id, 0): place for prompt_id, place in cell.positions.items()}
+    places: dict[tuple[str, int], int] = {}
+    for seed_index in range(len(cell.seeds)):
+        for group in cell.groups:
+            n = group.decoding.n
+            for prompt_id in group.prompts:
+                for index in range(n):
+                    places[(prompt_id, seed_index * n + index)] = len(places)
+    return places
+
+
+def _samples_of(
+    cell: Cell,
+    place: int,
+    backend: Backend | None,
+    run: StudyRun,
+    owned: Callable[[str], bool],
+    prefix: str,
+) -> tuple[list[Sample], SamplingTotals]:
+    """The cell's samples of this run's units, each with its ordinal."""
+    positions = _sampling_positions(cell)
+    if cell.given:
+        samples = [s for s in cell.given if owned(cell.unit_of[s.prompt_id])]
+        totals = SamplingTotals()
+    else:
+        assert backend is not None
+        groups = [
+            PromptGroup(
+                {p: text for p, text in group.prompts.items() if owned(cell.unit_of[p])},
+                group.decoding,
+                group.name,
+            )
+            for group in cell.groups
+        ]
+        samples, totals = sample_prompts(
+            backend,
+            groups,
+            cell.seeds,
+            run.path / GENERATIONS,
+            log=run.log,
+            timings=run.timings,
+            what=f"{cell.model} {cell.setting}",
+            prefix=prefix,
+        )
+    return [
+        dataclasses.replace(s, ordinal=(place, positions[(s.prompt_id, s.sample_index)]))
+        for s in samples
+    ], totals
+
+
+def _prefix(study: Study) -> str:
+    return study.command.removesuffix(" run")
+
+
 def run_study(
     study: Study, *, shard: Shard | None = None, log: Callable[[str], None] = print
 ) -> StudyOutcome:
     """Run (or resume) a study, or one shard of it; returns its outcome. Every input is read
-    and checked before the directory is claimed."""
+    and checked before the directory is claimed; then the driver's loop: the whole-run files,
+    every cell sampled (the shard's units) on its model, loaded once, and judged; the report
+    from the run's files."""
     study.load(log)
-    run = claim_study(study, shard)
-    outcome = study.execute(StudyRun(run, shard, log))
-    run.complete(generation=outcome.generation, **outcome.record)
+    dir = claim_study(study, shard)
+    run = StudyRun(dir, shard, log)
+    study.prepare(run, log)
+    owned = run.owned(study.units())
+    totals = SamplingTotals()
+    verbs: set[str] = set()
+    loaded: tuple[BackendSpec, Backend] | None = None
+    prefix = _prefix(study)
+    for place, cell in enumerate(study.cells()):
+        backend = None
+        if cell.backend is not None:
+            if loaded is None or loaded[0] != cell.backend:
+                loaded = None  # the previous model is let go before the next loads
+                with stage(f"load {cell.backend.label}", log, run.timings, prefix):
+                    loaded = (cell.backend, load_backend(cell.backend))
+                study.backend_ready(cell.backend, loaded[1], run)
+                verbs.add(sample_verb(loaded[1]))
+            backend = loaded[1]
+        samples, made = _samples_of(cell, place, backend, run, owned, prefix)
+        totals.add(made)
+        if cell.backend is not None:
+            unread = unread_replies_warning(samples, f"{cell.model} ({cell.setting})")
+            if unread:
+                log(f"  {unread}")
+            elif made.empty:
+                log(
+                    f"  warning: {made.empty} completions from {cell.model} ({cell.setting}) "
+                    "are empty after post-processing; they count as failures"
+                )
+        study.judge(cell, samples, run)
+    loaded = None
+    generation: dict[str, Any] = totals.to_json()
+    # A file's samples are read, a model's generated; a run of both says generated.
+    generation["verb"] = verbs.pop() if len(verbs) == 1 else "generated"
     if shard is not None:
-        generation = outcome.generation
+        dir.complete(generation=_generation_record(generation), **study.record())
         done = (
             f"{generation['generated']} generated ({generation['cache_hits']} from cache)"
-            if "generated" in generation
+            if verbs or generation["generated"] or generation["cache_hits"]
             else "nothing generated"
         )
-        outcome = dataclasses.replace(
-            outcome,
-            table_markdown="",
-            summary_line=(
-                f"{study.command}: shard {shard.label}: {done}; when every shard is done: "
-                f"boi merge OUT {run.path} ..."
-            ),
+        return StudyOutcome(
+            dir.path,
+            "",
+            f"{study.command}: shard {shard.label}: {done}; when every shard is done: "
+            f"boi merge OUT {dir.path} ...",
+            _generation_record(generation),
+            study.record(),
         )
+    with stage("report", log, run.timings, prefix):
+        outcome = study.report(dir, generation, log)
+    outcome.record = {**study.record(), **outcome.record}
+    dir.complete(generation=outcome.generation, **outcome.record)
     return outcome
+
+
+def _generation_record(generation: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in generation.items() if k != "verb"}
 
 
 def estimate_study(
@@ -389,12 +564,25 @@ def estimate_study(
     tokens_per_second: float | None = None,
     gpus: int = 1,
 ) -> Estimate:
-    """The study's estimate, with the throughput that turns tokens into hours."""
+    """What the study's cells would sample and judge, counted as the sampling loop does it
+    (each distinct prompt of a group n times per seed), with the throughput that turns tokens
+    into hours. Nothing is generated, executed or written."""
     if tokens_per_second is not None and tokens_per_second <= 0:
         raise UserError(f"--tokens-per-second is {tokens_per_second}; give a positive rate.")
     if gpus < 1:
         raise UserError(f"--gpus is {gpus}; give at least 1.")
-    estimate = study.estimate(log)
+    study.prepare(None, log)
+    cells = list(study.cells())
+    counts = SampleCounts()
+    for cell in cells:
+        if cell.given:
+            counts += SampleCounts(requested=len(cell.given))
+        for group in cell.groups:
+            decoding = group.decoding
+            counts += SampleCounts.sampled(
+                list(group.prompts.values()), decoding.n, len(cell.seeds), decoding.max_new_tokens
+            )
+    estimate = study.describe(counts, cells)
     estimate.tokens_per_second = tokens_per_second
     estimate.gpus = gpus
     return estimate

@@ -6,8 +6,8 @@ scores, the fairness tests' tasks), and generated and judged its own units. The 
 the shards belong together (one study, one work hash: the config without out_dir), that each is
 complete, and that their indices cover 0..N-1 exactly once; then it writes OUT as the unsharded
 run would have: the whole-run files copied, the generation caches joined, each split file's rows
-in the unsharded run's order (the study's `row_order`), and the report built from those files by
-the study's own report function. Nothing in the shard directories is written; OUT is claimed
+in the unsharded run's order (each row's `ordinal`: where the driver placed its sample), and the
+report built from those files by the study's own report function. Nothing in the shard directories is written; OUT is claimed
 like any run directory.
 """
 
@@ -25,11 +25,8 @@ from benchmarks.common.outputs import output_dir
 from benchmarks.common.progress import stage
 from benchmarks.common.provenance import portable_path
 from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
-from benchmarks.study import Study, StudyOutcome, claim_study
+from benchmarks.study import GENERATIONS, Study, StudyOutcome, claim_study
 from benchmarks.study.shards import parse_shard
-
-GENERATIONS = "generations.jsonl"
-"""The generation cache every study keeps (keyed lines: the shards' caches are joined)."""
 
 
 @dataclass
@@ -195,12 +192,12 @@ def merge_study(
         rows = 0
         for relative in _split_files(study, shards):
             joined = [
-                row
+                _ordered(shard.run.path / relative, number, row)
                 for shard in shards
                 if (shard.run.path / relative).is_file()
-                for _, row in iter_jsonl(shard.run.path / relative)
+                for number, row in iter_jsonl(shard.run.path / relative)
             ]
-            joined.sort(key=study.row_order(out, relative))
+            joined.sort(key=lambda row: row["ordinal"])
             write_jsonl(out / relative, joined)
             rows += len(joined)
         log(f"  {len(shards)} shards, {rows} rows")
@@ -210,12 +207,21 @@ def merge_study(
             if isinstance(value, int):
                 totals[key] = totals.get(key, 0) + value
     with stage("report", log, run.timings, "boi merge"):
-        outcome = study.report_from_files(run, log)
+        outcome = study.report(run, {}, log)
     generation = totals or outcome.generation
-    run.complete(generation=generation, **outcome.record)
+    record = {**study.record(), **outcome.record}
+    run.complete(generation=generation, **record)
     summary = outcome.summary_line.replace(
         f"{study.command}:", f"boi merge: {len(shards)} shards,", 1
     )
-    return StudyOutcome(
-        out, outcome.table_markdown, summary, generation, outcome.record, outcome.report
-    )
+    return StudyOutcome(out, outcome.table_markdown, summary, generation, record, outcome.report)
+
+
+def _ordered(path: Path, line: int, row: dict[str, Any]) -> dict[str, Any]:
+    """A shard's row, which must say where its sample stands in the run (`ordinal`)."""
+    if not isinstance(row.get("ordinal"), list):
+        raise UserError(
+            f"{path} line {line} has no ordinal: the shard was written by an older boi, whose "
+            "rows the merge cannot order; rerun the shards with this one."
+        )
+    return row

@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +17,20 @@ from benchmarks.common.http import unreachable
 from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.models import check_local_model
 from benchmarks.common.provenance import file_sha256
-from benchmarks.common.rundir import RunDir
 from benchmarks.execution.reference_check import machine_reference_failures
 from benchmarks.generation import (
     PROGRAM_CHAT_INSTRUCTION,
     PROGRAM_STOP,
-    Backend,
     DecodingConfig,
     PromptGroup,
-    SamplingTotals,
     backend_class,
     check_models,
     for_kind,
     for_language,
-    sample_prompts,
-    unread_replies_warning,
 )
 from benchmarks.loaders import LoadResult, load_benchmark
 from benchmarks.problem import Problem, read_problems
-from boi.runner.config import DatasetSpec, RunConfig, SettingSpec
+from boi.runner.config import DatasetSpec, RunConfig
 from critic.annotate import annotate_file
 from critic.scoring import load_scorer
 from critic.similarity import PlausibilityGate, read_similarities
@@ -368,51 +363,3 @@ def prompt_groups(variants: Sequence[Problem], decoding: DecodingConfig) -> list
         }
         groups.append(PromptGroup(prompts, for_language(decoding, language), language))
     return groups
-
-
-def _sample_setting(
-    config: RunConfig,
-    run: RunDir,
-    backend: Backend,
-    label: str,
-    setting: SettingSpec,
-    problems: Mapping[str, Problem],
-    dataset_of: Mapping[str, str],
-    log: Callable[[str], None],
-) -> tuple[list[dict[str, Any]], SamplingTotals]:
-    """One model's samples under one setting (every seed), as rows for the sandbox."""
-    generated, totals = sample_prompts(
-        backend,
-        prompt_groups(list(problems.values()), setting.decoding),
-        config.seeds,
-        run.path / "generations.jsonl",
-        log=log,
-        timings=run.timings,
-        what=f"{label} {setting.label}",
-        prefix="boi run",
-    )
-    unread = unread_replies_warning(generated, f"{label} ({setting.label})")
-    if unread:
-        log(f"  {unread}")
-    elif totals.empty:
-        # This model and setting's own empties, not the run's so far.
-        log(
-            f"  warning: {totals.empty} completions from {label} ({setting.label}) are "
-            "empty after post-processing; they count as failures"
-        )
-    rows = [
-        {
-            "task_id": s.prompt_id,
-            "completion": s.completion,
-            "dataset": dataset_of[s.prompt_id],
-            "model": label,
-            "setting": setting.label,
-            "seed": s.seed,
-            "sample_index": s.sample_index,
-            "source_task_id": problems[s.prompt_id].source_task_id,
-            "transform": problems[s.prompt_id].transform,
-            **s.reply_fields(),
-        }
-        for s in generated
-    ]
-    return rows, totals

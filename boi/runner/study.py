@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,11 +14,13 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, portable_config, prompts_sha256
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
-from benchmarks.generation import GenerationCache, SamplingTotals, load_backend, sample_verb
+from benchmarks.generation import Backend, BackendSpec, GenerationCache, Sample, SamplingTotals
 from benchmarks.loaders import LoadResult
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results
 from benchmarks.study import (
+    GENERATIONS,
+    Cell,
     ClaimSpec,
     Estimate,
     SampleCounts,
@@ -40,9 +42,9 @@ from boi.runner.report import build_run_report, summary_line
 from boi.runner.stages import (
     _critic_gate,
     _perturb,
-    _sample_setting,
     check_run_models,
     load_datasets,
+    prompt_groups,
 )
 from critic.similarity import read_similarities
 
@@ -74,6 +76,9 @@ class RobustnessStudy:
         self.config = config
         self.reuse_generations = [Path(p) for p in reuse_generations]
         self._datasets: list[LoadResult] = []
+        self._variants: list[Problem] = []
+        self._dataset_of: dict[str, str] = {}
+        self._identities: dict[str, str] = {}
         # The manifest this study was rebuilt from (a shard's, for the merge), or None.
         self._recorded = dict(recorded or {})
 
@@ -143,123 +148,115 @@ class RobustnessStudy:
                 )
         self._datasets = load_datasets(self.config)
 
-    def execute(self, run: StudyRun) -> StudyOutcome:
-        config, out, log = self.config, run.path, run.log
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        """The perturbation (the variants), then the critic gate: the whole-run files. The
+        estimate perturbs without writing and does not gate (the gate can only remove)."""
+        config = self.config
+        if run is None:
+            self._variants, self._dataset_of = _perturb(config, None, log, self._datasets)
+            return
+        out, timings = run.path, run.timings
         if self.reuse_generations:
-            with GenerationCache(out / "generations.jsonl") as cache:
+            with GenerationCache(out / GENERATIONS) as cache:
                 for source in self.reuse_generations:
                     log(f"[boi run] reused {cache.import_from(source)} samples from {source}")
-        with stage("perturb", log, run.timings, "boi run"):
-            variants, dataset_of = _perturb(config, out, log, self._datasets)
-        similarity: dict[str, float] = {}
+        with stage("perturb", log, timings, "boi run"):
+            self._variants, self._dataset_of = _perturb(config, out, log, self._datasets)
         if config.critic.enabled:
             # Given completions are gated too: a table means the same whatever wrote its
             # completions, so an external model and a generated one compare on the same
             # variants (critic.enabled: false judges every variant the file answers).
-            with stage("critic", log, run.timings, "boi run"):
-                variants, similarity = _critic_gate(config, out, variants, log)
-        owned = run.owned([v.source_task_id for v in variants])
-        problems = {v.task_id: v for v in variants if owned(v.source_task_id)}
-        results: list[dict[str, Any]] = []
-        generation_totals = SamplingTotals()
-        # Each model as generation knows it (a local folder's content digest, not its path).
-        identities: dict[str, str] = {}
-        verbs: set[str] = set()
-        for spec in config.models:
-            label = spec.label
-            with stage(f"load {label}", log, run.timings, "boi run"):
-                backend = load_backend(spec)
-                # Every variant, not only a shard's: what a backend derives from the problems
-                # (the reference backend's solution per prompt, its identity) is then the
-                # whole run's.
-                for note in backend.prepare(variants):
-                    log(f"  {note}")
-                identities[label] = backend.identity  # known once prepared (reference's)
-                verbs.add(sample_verb(backend))
-            for setting in config.settings:
-                samples, totals = _sample_setting(
-                    config, run.dir, backend, label, setting, problems, dataset_of, log
-                )
-                generation_totals.add(totals)
-                results_path = out / "results" / label / f"{path_slug(setting.label)}.jsonl"
-                with stage(f"execute {label} {setting.label}", log, run.timings, "boi run"):
-                    report = execute_samples(
-                        problems,
-                        samples,
-                        config.execution,
-                        results_path,
-                        progress=progress_bar(len(samples), f"execute {setting.label}"),
-                    )
-                log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
-                results += report.results
-        generation = generation_totals.to_json()
-        # A file's samples are read, a model's generated; a run of both says generated.
-        verb = verbs.pop() if len(verbs) == 1 else "generated"
-        if run.shard is not None:
-            # Every shard prepares every model on every variant, so each records them all,
-            # and the merge keeps them.
-            return StudyOutcome(out, "", "", generation, {"model_identities": identities})
-        with stage("report", log, run.timings, "boi run"):
-            outcome = self._outcome(out, results, problems, similarity, generation, verb)
-        outcome.record["model_identities"] = identities
-        return outcome
+            with stage("critic", log, timings, "boi run"):
+                self._variants, _ = _critic_gate(config, out, self._variants, log)
 
-    def _outcome(
-        self,
-        out: Path,
-        results: list[dict[str, Any]],
-        problems: Mapping[str, Problem],
-        similarity: Mapping[str, float],
-        generation: dict[str, Any],
-        verb: str = "generated",
-    ) -> StudyOutcome:
-        paths = build_run_report(self.config, out, results, problems, similarity)
-        table = Path(paths.table_md).read_text(encoding="utf-8")
-        summary = summary_line(out, Path(paths.table_json), results, generation, verb)
-        # Inside the run directory, which is the run wherever it is moved.
-        record = {
-            "report": {
-                k: None if v is None else os.path.relpath(v, out)
-                for k, v in dataclasses.asdict(paths).items()
-            }
-        }
-        return StudyOutcome(out, table, summary, generation, record, paths)
+    def units(self) -> list[str]:
+        """Source problems: every variant of a problem in one shard."""
+        return [v.source_task_id for v in self._variants]
 
-    def estimate(self, log: Callable[[str], None]) -> Estimate:
-        """Generation is counted as the sampling loop does it: each distinct prompt text of a
-        kind is generated n times per seed and setting, for every model; every variant's
-        samples are executed. The perturbation runs (it decides the variants), the critic does
-        not."""
+    def cells(self) -> Iterator[Cell]:
         config = self.config
-        variants, _ = _perturb(config, None, log, self._datasets)
-        functions = [v.prompt for v in variants if not v.is_stdio]
-        programs = [v.prompt for v in variants if v.is_stdio]
-        counts = SampleCounts()
-        for _ in config.models:
+        unit_of = {v.task_id: v.source_task_id for v in self._variants}
+        for spec in config.models:
             for setting in config.settings:
-                decoding = setting.decoding
-                for prompts in (functions, programs):
-                    counts += SampleCounts.sampled(
-                        prompts, decoding.n, len(config.seeds), decoding.max_new_tokens
-                    )
+                yield Cell(
+                    spec.label,
+                    setting.label,
+                    tuple(prompt_groups(self._variants, setting.decoding)),
+                    tuple(config.seeds),
+                    unit_of,
+                    spec,
+                    context=setting,
+                )
+
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        # Every variant, not only a shard's: what a backend derives from the problems (the
+        # reference backend's solution per prompt, its identity) is then the whole run's.
+        for note in backend.prepare(self._variants):
+            run.log(f"  {note}")
+        self._identities[spec.label] = backend.identity  # known once prepared (reference's)
+
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """Every sample run in the sandbox against its variant's tests."""
+        problems = {v.task_id: v for v in self._variants}
+        rows = [
+            {
+                "task_id": s.prompt_id,
+                "completion": s.completion,
+                "dataset": self._dataset_of[s.prompt_id],
+                "model": cell.model,
+                "setting": cell.setting,
+                "seed": s.seed,
+                "sample_index": s.sample_index,
+                "source_task_id": problems[s.prompt_id].source_task_id,
+                "transform": problems[s.prompt_id].transform,
+                **s.reply_fields(),
+                "ordinal": list(s.ordinal or ()),
+            }
+            for s in samples
+        ]
+        path = run.path / "results" / cell.model / f"{path_slug(cell.setting)}.jsonl"
+        with stage(f"execute {cell.model} {cell.setting}", run.log, run.timings, "boi run"):
+            report = execute_samples(
+                problems,
+                rows,
+                self.config.execution,
+                path,
+                progress=progress_bar(len(rows), f"execute {cell.setting}"),
+            )
+        run.log(f"  isolation: {report.summary.get('isolation', {}).get('level', 'unknown')}")
+        return report.results
+
+    def record(self) -> dict[str, Any]:
+        # Each model as generation knows it (a local folder's content digest, not its path);
+        # every shard prepares every model on every variant, so each records them all, and a
+        # merge keeps them.
+        identities = self._identities or self._recorded.get("model_identities")
+        return {"model_identities": identities} if identities is not None else {}
+
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
+        """Every variant's samples are executed; the critic does not run (it can only remove
+        variants)."""
+        config = self.config
         gated = (
             " (before the critic gate, which can only remove variants)"
             if config.critic.enabled
             else ""
         )
+        groups = prompt_groups(self._variants, config.settings[0].decoding) if cells else []
         return Estimate.of(
             counts,
-            units=f"variants: {len(variants)}{gated}",
-            distinct_prompts=len(set(functions)) + len(set(programs)),
+            units=f"variants: {len(self._variants)}{gated}",
+            distinct_prompts=sum(len(set(g.prompts.values())) for g in groups),
             executions=counts.requested,
             cells=f"{len(config.models)} models x {len(config.settings)} settings x "
             f"{len(config.seeds)} seeds",
         )
 
-    def _variants(self, out: Path) -> tuple[list[Problem], dict[str, float]]:
-        """The run's variants past the critic gate, and the critic's similarities, from its
-        whole-run files."""
-        config = self.config
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
+    ) -> StudyOutcome:
+        """pass@k per transformation from the results files (after a run or a merge)."""
+        config, out = self.config, run.path
         every = read_problems(out / "problems.jsonl")
         similarity = (
             read_similarities(out / "critic.jsonl", config.critic.measure)
@@ -267,36 +264,28 @@ class RobustnessStudy:
             else {}
         )
         rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
-        return [v for v in every if v.task_id not in rejected], similarity
-
-    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
-        """The unsharded run's order of a results file's rows: seed, then functions before
-        programs, then the variant's place in the run, then the sample's index (see
-        `prompt_groups` and `sample_prompts`)."""
-        variants, _ = self._variants(out)
-        seed_rank = {seed: i for i, seed in enumerate(self.config.seeds)}
-        place = {v.task_id: (int(v.is_stdio), i) for i, v in enumerate(variants)}
-
-        def key(row: dict[str, Any]) -> tuple[int, ...]:
-            kind, position = place[row["task_id"]]
-            return (seed_rank[row["seed"]], kind, position, int(row["sample_index"]))
-
-        return key
-
-    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
-        variants, similarity = self._variants(run.path)
+        problems = {v.task_id: v for v in every if v.task_id not in rejected}
         results: list[dict[str, Any]] = []
-        for spec in self.config.models:
-            for setting in self.config.settings:
-                path = run.path / "results" / spec.label / f"{path_slug(setting.label)}.jsonl"
+        for spec in config.models:
+            for setting in config.settings:
+                path = out / "results" / spec.label / f"{path_slug(setting.label)}.jsonl"
                 if path.is_file():
                     results += read_results(path)
-        generation = SamplingTotals().to_json()
-        problems = {v.task_id: v for v in variants}
-        outcome = self._outcome(run.path, results, problems, similarity, generation)
-        if "model_identities" in self._recorded:
-            outcome.record["model_identities"] = self._recorded["model_identities"]
-        return outcome
+        totals = {k: v for k, v in generation.items() if k != "verb"} or (
+            SamplingTotals().to_json()
+        )
+        paths = build_run_report(config, out, results, problems, similarity)
+        table = Path(paths.table_md).read_text(encoding="utf-8")
+        verb = str(generation.get("verb", "generated"))
+        summary = summary_line(out, Path(paths.table_json), results, totals, verb)
+        # Inside the run directory, which is the run wherever it is moved.
+        record = {
+            "report": {
+                k: None if v is None else os.path.relpath(v, out)
+                for k, v in dataclasses.asdict(paths).items()
+            }
+        }
+        return StudyOutcome(out, table, summary, totals, record, paths)
 
 
 def run_robustness(
