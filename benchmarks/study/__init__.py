@@ -63,6 +63,7 @@ __all__ = [
     "Study",
     "StudyOutcome",
     "StudyRun",
+    "cell_counts",
     "check_claim",
     "claim_study",
     "estimate_study",
@@ -295,6 +296,8 @@ class Study(Protocol):
 
     command: ClassVar[str]
     """The command that runs it ("boi run"): logs, manifests (`study`) and `boi merge`."""
+    log_prefix: ClassVar[str]
+    """What its log lines start with ("boi run", "boi bias")."""
     whole_run_files: ClassVar[tuple[str, ...]]
     """Files every shard writes for the whole run (identical in every shard)."""
     split_files: ClassVar[tuple[str, ...]]
@@ -485,10 +488,6 @@ def _samples_of(
     ], totals
 
 
-def _prefix(study: Study) -> str:
-    return study.command.removesuffix(" run")
-
-
 def run_study(
     study: Study, *, shard: Shard | None = None, log: Callable[[str], None] = print
 ) -> StudyOutcome:
@@ -504,7 +503,7 @@ def run_study(
     totals = SamplingTotals()
     verbs: set[str] = set()
     loaded: tuple[BackendSpec, Backend] | None = None
-    prefix = _prefix(study)
+    prefix = study.log_prefix
     for place, cell in enumerate(study.cells()):
         backend = None
         if cell.backend is not None:
@@ -557,6 +556,19 @@ def _generation_record(generation: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in generation.items() if k != "verb"}
 
 
+def cell_counts(cell: Cell) -> SampleCounts:
+    """What sampling the cell costs (every prompt of it, whichever shard samples it)."""
+    if cell.given:
+        return SampleCounts(requested=len(cell.given))
+    counts = SampleCounts()
+    for group in cell.groups:
+        decoding = group.decoding
+        counts += SampleCounts.sampled(
+            list(group.prompts.values()), decoding.n, len(cell.seeds), decoding.max_new_tokens
+        )
+    return counts
+
+
 def estimate_study(
     study: Study,
     log: Callable[[str], None] = print,
@@ -575,13 +587,7 @@ def estimate_study(
     cells = list(study.cells())
     counts = SampleCounts()
     for cell in cells:
-        if cell.given:
-            counts += SampleCounts(requested=len(cell.given))
-        for group in cell.groups:
-            decoding = group.decoding
-            counts += SampleCounts.sampled(
-                list(group.prompts.values()), decoding.n, len(cell.seeds), decoding.max_new_tokens
-            )
+        counts += cell_counts(cell)
     estimate = study.describe(counts, cells)
     estimate.tokens_per_second = tokens_per_second
     estimate.gpus = gpus

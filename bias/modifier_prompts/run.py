@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -59,21 +59,20 @@ from benchmarks.generation import (
     BackendSpec,
     DecodingConfig,
     PromptGroup,
-    SamplingTotals,
+    Sample,
     check_models,
-    load_backend,
-    sample_prompts,
-    unread_replies_warning,
 )
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
 from benchmarks.problem import Problem
 from benchmarks.study import (
+    Cell,
     ClaimSpec,
     Estimate,
     SampleCounts,
     StudyOutcome,
     StudyRun,
+    cell_counts,
     run_study,
 )
 from bias import BUNDLED_CONFIGS
@@ -110,6 +109,8 @@ PASSK_NOT_APPLICABLE = (
 # every shard writes them and the merge checks and copies them like prompts.jsonl.
 SUITE_COPIES = {part: f"inputs/{part}.yaml" for part in SUITE_PARTS}
 """Where a run keeps each suite file it used (relative to the run), by part."""
+PASSK_SETTING = "pass@k"
+"""The setting of a model's pass@k cell (its samples go to passk/<model>/results.jsonl)."""
 PASSK_ORDER = "passk_problems.jsonl"
 """The pass@k benchmark's task ids in the benchmark's order (a merge's row order)."""
 
@@ -313,42 +314,6 @@ def _score(
     return rows
 
 
-def _passk(
-    config: BiasRunConfig,
-    backend: Backend,
-    label: str,
-    out: Path,
-    log: Callable[[str], None],
-    problems: Sequence[Problem],
-) -> dict[str, Any]:
-    spec = config.passk
-    generated, _ = sample_prompts(
-        backend,
-        [PromptGroup({p.task_id: p.prompt for p in problems}, spec.decoding)],
-        [spec.decoding.seed],
-        out / "generations.jsonl",
-        log=log,  # not timed: the caller times pass@k as one stage
-    )
-    samples = [
-        {
-            "task_id": s.prompt_id,
-            "completion": s.completion,
-            "model": label,
-            "sample_index": s.sample_index,
-            **s.reply_fields(),
-        }
-        for s in generated
-    ]
-    report = execute_samples(
-        {p.task_id: p for p in problems},
-        samples,
-        config.execution,
-        out / "passk" / label / "results.jsonl",
-        progress=progress_bar(len(samples), f"execute {spec.dataset}"),
-    )
-    return _passk_summary(spec, report.results)
-
-
 def _passk_problems(spec: PasskSpec) -> list[Problem]:
     """The pass@k benchmark's problems the config selects."""
     loaded = load_benchmark(spec.dataset, spec.data)
@@ -414,6 +379,7 @@ class ModifierStudy:
     With `completions`, the file's models are the models and its tasks the prompts."""
 
     command: ClassVar[str] = "boi bias run"
+    log_prefix: ClassVar[str] = "boi bias"
     whole_run_files: ClassVar[tuple[str, ...]] = (
         "prompts.jsonl",
         *SUITE_COPIES.values(),
@@ -428,6 +394,7 @@ class ModifierStudy:
         self._given: dict[str, list[dict[str, Any]]] | None = None
         self._given_sha256: str | None = None
         self._passk_problems: list[Problem] = []
+        self._scoring = {"scored": 0, "cache_hits": 0}
         # The manifest this study was rebuilt from (a shard's, for the merge), or None.
         self._recorded = dict(recorded or {})
 
@@ -513,12 +480,6 @@ class ModifierStudy:
         with stage("load classifier", log, timings, "boi bias"):
             self.classifier = load_classifier(config.classifier, config.device)
 
-    def _units(self) -> list[str]:
-        assert self.suite is not None
-        return [p.prompt_id for p in self.suite.prompts] + [
-            f"pass@k:{p.task_id}" for p in self._passk_problems
-        ]
-
     def _keep_inputs(self, run: RunDir) -> None:
         """Copy the suite files into the run (`SUITE_COPIES`) and write the pass@k order
         (`PASSK_ORDER`): what the report and a merge read instead of a recorded name."""
@@ -539,104 +500,208 @@ class ModifierStudy:
                 run.path / PASSK_ORDER, ({"task_id": p.task_id} for p in self._passk_problems)
             )
 
-    def execute(self, run: StudyRun) -> StudyOutcome:
-        assert self.suite is not None and self.classifier is not None
-        config, suite, out, log = self.config, self.suite, run.path, run.log
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        """The suite's copies, the pass@k order and the prompts reported (the whole-run files),
+        and the classifier the run records."""
+        suite, config = self.suite, self.config
+        assert suite is not None
+        if run is None:
+            return
+        out = run.path
         self._keep_inputs(run.dir)
-        owned = run.owned(self._units())
         run.dir.update(classifier=self._classifier_record())
+        if self._given is None:
+            write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
+            log(
+                f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
+                f"{len(suite.dimensions)} dimensions x "
+                f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
+            )
+            return
+        covered = {s["prompt_id"] for samples in self._given.values() for s in samples}
+        # The file's prompts, every shard's alike (a whole-run file).
+        write_jsonl(
+            out / "prompts.jsonl", (p.to_json() for p in suite.prompts if p.prompt_id in covered)
+        )
+        log(
+            f"[boi bias] {sum(len(s) for s in self._given.values())} completions of "
+            f"{len(covered)} of the suite's {len(suite.prompts)} prompts, read from "
+            f"{config.completions}; no model is loaded (models, decoding, sweep and seeds do "
+            "not apply)"
+        )
+        if config.passk.enabled:
+            log(f"  pass@k: {PASSK_NOT_APPLICABLE}")
+
+    def units(self) -> list[str]:
+        assert self.suite is not None
+        return [p.prompt_id for p in self.suite.prompts] + [
+            f"pass@k:{p.task_id}" for p in self._passk_problems
+        ]
+
+    def cells(self) -> Iterator[Cell]:
+        """Every model under every decoding setting (each sampled over the seeds), then its
+        pass@k; a completions file's models, each one cell of its completions."""
+        suite, config = self.suite, self.config
+        assert suite is not None
+        unit_of = {p.prompt_id: p.prompt_id for p in suite.prompts}
+        if self._given is not None:
+            for label, samples in self._given.items():
+                given = tuple(
+                    Sample(s["prompt_id"], 0, s["sample_index"], s["completion"], s["completion"])
+                    for s in samples
+                )
+                yield Cell(label, GIVEN_SETTING, given=given, unit_of=unit_of, executed=False)
+            return
+        texts = {p.prompt_id: p.prompt for p in suite.prompts}
+        passk = {p.task_id: p.prompt for p in self._passk_problems}
+        passk_units = {task_id: f"pass@k:{task_id}" for task_id in passk}
+        for spec in config.models:
+            for setting, decoding in config.settings():
+                group = PromptGroup(texts, decoding)
+                yield Cell(
+                    spec.label, setting, (group,), config.seeds, unit_of, spec, executed=False
+                )
+            if passk:
+                decoding = config.passk.decoding
+                yield Cell(
+                    spec.label,
+                    PASSK_SETTING,
+                    (PromptGroup(passk, decoding),),
+                    (decoding.seed,),
+                    passk_units,
+                    spec,
+                )
+
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        pass
+
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """pass@k's samples run in the sandbox; every other completion classified and read by
+        the lexicon."""
+        if not samples:
+            return []  # a shard that owns none of the cell's prompts
+        out, label = run.path, cell.model
+        if cell.setting == PASSK_SETTING and not cell.given:
+            rows = [
+                {
+                    "task_id": s.prompt_id,
+                    "completion": s.completion,
+                    "model": label,
+                    "sample_index": s.sample_index,
+                    **s.reply_fields(),
+                    "ordinal": list(s.ordinal or ()),
+                }
+                for s in samples
+            ]
+            dataset = self.config.passk.dataset
+            with stage(f"pass@k {label} {dataset}", run.log, run.timings, self.log_prefix):
+                return execute_samples(
+                    {p.task_id: p for p in self._passk_problems},
+                    rows,
+                    self.config.execution,
+                    out / "passk" / label / "results.jsonl",
+                    progress=progress_bar(len(rows), f"execute {dataset}"),
+                ).results
+        if cell.given:
+            assert self._given is not None
+            line_of = {(s["prompt_id"], s["sample_index"]): s for s in self._given[label]}
+            completions = [
+                {**line_of[(s.prompt_id, s.sample_index)], "ordinal": list(s.ordinal or ())}
+                for s in samples
+            ]
+            stage_name = f"score {label}"
+        else:
+            completions = [
+                {
+                    "prompt_id": s.prompt_id,
+                    "model": label,
+                    "setting": cell.setting,
+                    "seed": s.seed,
+                    "sample_index": s.sample_index,
+                    "completion": s.completion,
+                    **s.reply_fields(),
+                    "ordinal": list(s.ordinal or ()),
+                }
+                for s in samples
+            ]
+            stage_name = f"score {label} {cell.setting}"
+        assert self.suite is not None and self.classifier is not None
+        prompts = {p.prompt_id: p for p in self.suite.prompts}
         cache = ScoreCache(out / "scores.jsonl", self.classifier)
         try:
-            if self._given is not None:
-                by_model = {
-                    label: [s for s in samples if owned(s["prompt_id"])]
-                    for label, samples in self._given.items()
-                }
-                rows, passk = _score_given(
-                    config, by_model, suite, cache, out, log, run.timings, self._given
+            with stage(stage_name, run.log, run.timings, self.log_prefix):
+                scored = _score(
+                    prompts, completions, self.suite, cache, self.config.classifier_batch_size
                 )
-                given = portable_path(config.completions or "")
-                generation: dict[str, Any] = {"not_applicable": f"completions read from {given}"}
-            else:
-                rows, passk, generation = self._generate_and_score(run, cache, owned)
         finally:
             cache.close()
-        record: dict[str, Any] = {"scoring": {"scored": cache.scored, "cache_hits": cache.hits}}
-        if run.shard is not None:
-            return StudyOutcome(out, "", "", generation, record)
-        with stage("report", log, run.timings, "boi bias"):
-            paths = _report(config, rows, suite, out, passk, self._classifier_record())
-        return self._outcome(out, rows, paths, generation, record, cache)
-
-    def _generate_and_score(
-        self, run: StudyRun, cache: ScoreCache, owned: Callable[[str], bool]
-    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]:
-        assert self.suite is not None
-        config, suite, out, log = self.config, self.suite, run.path, run.log
-        write_jsonl(out / "prompts.jsonl", (p.to_json() for p in suite.prompts))
-        log(
-            f"[boi bias] {len(suite.prompts)} prompts: {len(suite.templates)} templates x "
-            f"{len(suite.dimensions)} dimensions x "
-            f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
+        self._scoring["scored"] += cache.scored
+        self._scoring["cache_hits"] += cache.hits
+        if cell.given:
+            answered = len({s["prompt_id"] for s in completions})
+            run.log(f"  {label}: {len(completions)} completions of {answered} prompts")
+        write_jsonl(
+            out / "completions" / path_slug(label) / f"{path_slug(cell.setting)}.jsonl", scored
         )
-        prompts = {p.prompt_id: p for p in suite.prompts}
-        texts = {p.prompt_id: p.prompt for p in suite.prompts if owned(p.prompt_id)}
-        passk_problems = [p for p in self._passk_problems if owned(f"pass@k:{p.task_id}")]
-        rows: list[dict[str, Any]] = []
-        passk: dict[str, dict[str, Any]] = {}
-        totals = SamplingTotals()
-        for spec in config.models:
-            label = spec.label
-            with stage(f"load {label}", log, run.timings, "boi bias"):
-                backend = load_backend(spec)
-            for setting, decoding in config.settings() if texts else ():
-                generated, setting_totals = sample_prompts(
-                    backend,
-                    [PromptGroup(texts, decoding)],
-                    config.seeds,
-                    out / "generations.jsonl",
-                    log=log,
-                    timings=run.timings,
-                    what=f"{label} {setting}",
-                    prefix="boi bias",
-                )
-                totals.add(setting_totals)
-                unread = unread_replies_warning(generated, f"{label} ({setting})")
-                if unread:
-                    log(f"  {unread}")
-                samples = [
-                    {
-                        "prompt_id": s.prompt_id,
-                        "model": label,
-                        "setting": setting,
-                        "seed": s.seed,
-                        "sample_index": s.sample_index,
-                        "completion": s.completion,
-                        **s.reply_fields(),
-                    }
-                    for s in generated
-                ]
-                with stage(f"score {label} {setting}", log, run.timings, "boi bias"):
-                    scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
-                write_jsonl(out / "completions" / label / f"{path_slug(setting)}.jsonl", scored)
-                rows += scored
-            if passk_problems:
-                with stage(f"pass@k {label} {config.passk.dataset}", log, run.timings, "boi bias"):
-                    passk[label] = _passk(config, backend, label, out, log, passk_problems)
-        return rows, passk, totals.to_json()
+        return scored
 
-    def _outcome(
-        self,
-        out: Path,
-        rows: list[dict[str, Any]],
-        paths: BiasReportPaths,
-        generation: dict[str, Any],
-        record: dict[str, Any],
-        cache: ScoreCache | None = None,
+    def record(self) -> dict[str, Any]:
+        return {"scoring": dict(self._scoring)} if self.classifier is not None else {}
+
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
+        """Every completion is classified; pass@k's samples are executed. A completions file
+        generates nothing: its completions are classified."""
+        config = self.config
+        assert self.suite is not None
+        if self._given is not None:
+            given = [s for samples in self._given.values() for s in samples]
+            return Estimate(
+                units=f"completions: {len(given)} read from {config.completions}",
+                distinct_prompts=len({s["prompt_id"] for s in given}),
+                requested_samples=len(given),
+                generations=0,
+                prompt_tokens=0,
+                max_output_tokens=0,
+                executions=0,
+                cells=f"{len(self._given)} models from the file",
+                notes=[f"classifications: at most {len(given)}"],
+            )
+        executions = sum(cell_counts(c).requested for c in cells if c.executed)
+        notes = [f"classifications: at most {counts.requested - executions}"]
+        if config.passk.enabled:
+            notes.append(f"pass@k: {len(self._passk_problems)} problems of {config.passk.dataset}")
+        return Estimate.of(
+            counts,
+            units=f"prompts: {len(self.suite.prompts)}",
+            distinct_prompts=len({p.prompt for p in self.suite.prompts}),
+            executions=executions,
+            cells=f"{len(config.models)} models x {len(config.settings())} settings x "
+            f"{len(config.seeds)} seeds",
+            notes=notes,
+        )
+
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
     ) -> StudyOutcome:
+        """CBS, UFS and SD (and pass@k) from the scored completions (after a run or a merge)."""
+        if "classifier" not in run.manifest and "classifier" in self._recorded:
+            # The classifier the shards recorded (one config, so one classifier).
+            run.update(classifier=self._recorded["classifier"])
+        out = run.path
+        paths = rebuild_report(out)
+        rows = read_scored(out)
+        if self.config.completions is not None:
+            given = portable_path(self.config.completions)
+            generation = {"not_applicable": f"completions read from {given}"} if generation else {}
+        else:
+            generation = {k: v for k, v in generation.items() if k != "verb"}
         biased = sum(1 for r in rows if r["biased"])
         kind = self.classifier.kind if self.classifier else "as recorded"
-        scoring = f"{cache.scored} scored, {cache.hits} scores from cache" if cache else ""
+        scoring = (
+            f"{self._scoring['scored']} scored, {self._scoring['cache_hits']} scores from cache"
+            if generation and self.classifier is not None
+            else ""
+        )
         if self.config.completions is not None:
             done = f"{len(rows)} completions read from {self.config.completions}"
             done += f" ({scoring})" if scoring else ""
@@ -657,134 +722,16 @@ class ModifierStudy:
             f"report: {paths.html}"
         )
         # Inside the run directory, which is the run wherever it is moved.
-        report = {k: os.path.relpath(v, out) for k, v in dataclasses.asdict(paths).items()}
-        record = {**record, "report": report}
+        record = {
+            "report": {k: os.path.relpath(v, out) for k, v in dataclasses.asdict(paths).items()}
+        }
         table = Path(paths.cbs_md).read_text(encoding="utf-8")
         return StudyOutcome(out, table, summary, generation, record, paths)
-
-    def estimate(self, log: Callable[[str], None]) -> Estimate:
-        """Each model samples every prompt n times per seed and setting (identical prompt texts
-        once), every sample is classified; pass@k adds its benchmark's samples, executed. A
-        completions file generates nothing: its completions are classified."""
-        config = self.config
-        suite = load_suite(config.suite)
-        if config.completions is not None:
-            given = read_given_completions(config.completions, suite)
-            return Estimate(
-                units=f"completions: {len(given)} read from {config.completions}",
-                distinct_prompts=len({r.task_id for r in given}),
-                requested_samples=len(given),
-                generations=0,
-                prompt_tokens=0,
-                max_output_tokens=0,
-                executions=0,
-                cells=f"{len({r.model for r in given})} models from the file",
-                notes=[f"classifications: at most {len(given)}"],
-            )
-        texts = [p.prompt for p in suite.prompts]
-        settings = config.settings()
-        counts = SampleCounts()
-        for _ in config.models:
-            for _, decoding in settings:
-                counts += SampleCounts.sampled(
-                    texts, decoding.n, len(config.seeds), decoding.max_new_tokens
-                )
-        notes = [f"classifications: at most {counts.requested}"]
-        executions = 0
-        if config.passk.enabled:
-            problems = _passk_problems(config.passk)
-            decoding = config.passk.decoding
-            for _ in config.models:
-                passk = SampleCounts.sampled(
-                    [p.prompt for p in problems], decoding.n, 1, decoding.max_new_tokens
-                )
-                counts += passk
-                executions += passk.requested
-            notes.append(f"pass@k: {len(problems)} problems of {config.passk.dataset}")
-        return Estimate.of(
-            counts,
-            units=f"prompts: {len(suite.prompts)}",
-            distinct_prompts=len(set(texts)),
-            executions=executions,
-            cells=f"{len(config.models)} models x {len(settings)} settings x "
-            f"{len(config.seeds)} seeds",
-            notes=notes,
-        )
-
-    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
-        """The unsharded order: a completions file's rows by seed, then the suite's prompt
-        order, then sample (a completions-file run has no seed); pass@k rows by the
-        benchmark's problem order, then sample."""
-        if relative.startswith("passk"):
-            order = out / PASSK_ORDER
-            ids = (
-                [str(obj["task_id"]) for _, obj in iter_jsonl(order)]
-                if order.is_file()
-                # Shards written before the order was kept: the benchmark as configured.
-                else [p.task_id for p in _passk_problems(self.config.passk)]
-            )
-            place = {task_id: i for i, task_id in enumerate(ids)}
-            return lambda row: (place[row["task_id"]], int(row["sample_index"]))
-        position = {
-            obj["prompt_id"]: i for i, (_, obj) in enumerate(iter_jsonl(out / "prompts.jsonl"))
-        }
-        seed_rank = {seed: i for i, seed in enumerate(self.config.seeds)}
-        return lambda row: (
-            seed_rank.get(row["seed"], 0) if row.get("seed") is not None else 0,
-            position[row["prompt_id"]],
-            int(row["sample_index"]),
-        )
-
-    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
-        if "classifier" not in run.manifest and "classifier" in self._recorded:
-            # The classifier the shards recorded (one config, so one classifier).
-            run.update(classifier=self._recorded["classifier"])
-        paths = rebuild_report(run.path)
-        rows = read_scored(run.path)
-        return self._outcome(run.path, rows, paths, {}, {})
 
 
 def run_bias(config: BiasRunConfig, log: Callable[[str], None] = print) -> StudyOutcome:
     """Run (or resume) the study; returns where the report is and the CBS table."""
     return run_study(ModifierStudy(config), log=log)
-
-
-def _score_given(
-    config: BiasRunConfig,
-    by_model: Mapping[str, list[dict[str, Any]]],
-    suite: Suite,
-    cache: ScoreCache,
-    out: Path,
-    log: Callable[[str], None],
-    timings: dict[str, float],
-    every: Mapping[str, list[dict[str, Any]]] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Score a completions file's completions, per model: the rows and pass@k (not
-    applicable)."""
-    covered = {s["prompt_id"] for samples in (every or by_model).values() for s in samples}
-    total = sum(len(samples) for samples in by_model.values())
-    # The file's prompts, every shard's alike (a whole-run file).
-    write_jsonl(
-        out / "prompts.jsonl", (p.to_json() for p in suite.prompts if p.prompt_id in covered)
-    )
-    log(
-        f"[boi bias] {total} completions of {len(covered)} of the suite's "
-        f"{len(suite.prompts)} prompts, read from {config.completions}; no model is loaded "
-        "(models, decoding, sweep and seeds do not apply)"
-    )
-    prompts = {p.prompt_id: p for p in suite.prompts}
-    rows: list[dict[str, Any]] = []
-    for label, samples in by_model.items():
-        answered = len({s["prompt_id"] for s in samples})
-        log(f"  {label}: {len(samples)} completions of {answered} prompts")
-        with stage(f"score {label}", log, timings, "boi bias"):
-            scored = _score(prompts, samples, suite, cache, config.classifier_batch_size)
-        folder = out / "completions" / path_slug(label)
-        write_jsonl(folder / f"{path_slug(GIVEN_SETTING)}.jsonl", scored)
-        rows += scored
-    if config.passk.enabled:
-        log(f"  pass@k: {PASSK_NOT_APPLICABLE}")
-    return rows, _passk_not_applicable(config, by_model)
 
 
 def _passk_not_applicable(
