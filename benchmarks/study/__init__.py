@@ -282,6 +282,8 @@ class Cell:
     """Whether judging runs the samples (the estimate counts them as executions)."""
     context: Any = None
     """The study's own description of the cell (its setting, strategy, round)."""
+    place: int = -1
+    """The cell's place in the run (set by the driver): the first part of its rows' ordinals."""
 
     def prompts(self) -> list[str]:
         """Every prompt text of the cell, in sampling order within a seed."""
@@ -525,7 +527,7 @@ def run_study(
                     f"  warning: {made.empty} completions from {cell.model} ({cell.setting}) "
                     "are empty after post-processing; they count as failures"
                 )
-        study.judge(cell, samples, run)
+        study.judge(dataclasses.replace(cell, place=place), samples, run)
     loaded = None
     generation: dict[str, Any] = totals.to_json()
     # A file's samples are read, a model's generated; a run of both says generated.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,13 +41,12 @@ from benchmarks.generation import (
     PromptGroup,
     Sample,
     for_kind,
-    load_backend,
-    sample_prompts,
     truncate_at_stop,
 )
 from benchmarks.generation import check_models as check_backend_models
 from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
 from benchmarks.study import (
+    Cell,
     ClaimSpec,
     Estimate,
     SampleCounts,
@@ -263,6 +262,18 @@ class _Round:
     """task_id, sample_index, reply (the model's text), chat, prompt_id"""
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """What a cell of `boi bias test` asks: round 0 of a strategy, or one of its feedback
+    rounds (the rows it carries over, and the row each of its prompts follows up)."""
+
+    strategy: str
+    round: int
+    chat: bool
+    carried: list[dict[str, Any]] = field(default_factory=list)
+    parents: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 def read_reply(task: FairnessTask, reply: str, *, chat: bool) -> ReplyReading:
     """The asked-for method or function in a model's reply (any shape real chat models give)."""
     if task.kind == "method":
@@ -333,7 +344,8 @@ class _Tester:
             for entry, reading in zip(batch.entries, readings, strict=True):
                 key = _entry_key(entry)
                 if key in done:
-                    rows[key] = done[key]
+                    # A row of an older boi has no ordinal: it gets its sample's
+                    rows[key] = {**done[key], "ordinal": entry["ordinal"]}
                     continue
                 task = self.tasks[entry["task_id"]]
                 if reading.status != "extracted":
@@ -408,66 +420,8 @@ class _Tester:
             "attribute_use": use,
             "seconds": round(seconds, 4),
             "carried": False,
+            "ordinal": entry["ordinal"],
         }
-
-
-def _generate(
-    backend: Backend,
-    prompts: dict[str, str],
-    decoding: DecodingConfig,
-    seeds: Sequence[int],
-    out: Path,
-    log: Callable[[str], None],
-    timings: dict[str, float],
-    what: str,
-) -> list[tuple[Sample, str]]:
-    """Each prompt's samples with the reply as the model wrote it (a base model's cut at the
-    stops); the asked-for code is read from the reply by `read_reply`, which knows the task."""
-    samples, _ = sample_prompts(
-        backend,
-        [PromptGroup(prompts, decoding)],
-        seeds,
-        out / "generations.jsonl",
-        log=log,
-        timings=timings,
-        what=what,
-        prefix="boi bias test",
-    )
-    return [
-        (s, s.raw if decoding.chat else truncate_at_stop(s.raw, decoding.stop)) for s in samples
-    ]
-
-
-def _model_entries(
-    config: FairnessRunConfig,
-    backend: Backend,
-    label: str,
-    strategy: Strategy,
-    mitigations: MitigationFile,
-    tasks: list[FairnessTask],
-    out: Path,
-    log: Callable[[str], None],
-    timings: dict[str, float],
-) -> list[dict[str, Any]]:
-    """Round 0's replies of one model and strategy: every task, every seed."""
-    entries: list[dict[str, Any]] = []
-    for kind in sorted({t.kind for t in tasks}):
-        kind_tasks = [t for t in tasks if t.kind == kind]
-        prompts = {t.task_id: strategy_prompt(t, strategy, mitigations) for t in kind_tasks}
-        decoding = _decoding_for(kind, config.decoding)
-        what = f"{label} {strategy.name}"
-        for s, reply in _generate(
-            backend, prompts, decoding, config.seeds, out, log, timings, what
-        ):
-            entries.append(
-                {
-                    "task_id": s.prompt_id,
-                    "sample_index": s.sample_index,
-                    "reply": reply,
-                    "chat": decoding.chat,
-                }
-            )
-    return entries
 
 
 def _file_entries(
@@ -517,20 +471,6 @@ def shard_unit(task: FairnessTask) -> str:
 
 
 @dataclass
-class _Session:
-    """What the stages of one `boi bias test` run share."""
-
-    config: FairnessRunConfig
-    out: Path
-    tasks: list[FairnessTask]
-    by_id: dict[str, FairnessTask]
-    mitigations: MitigationFile
-    tester: _Tester
-    log: Callable[[str], None]
-    timings: dict[str, float]
-
-
-@dataclass
 class FairnessInputs:
     """Everything a `boi bias test` run reads, read and checked before its directory is
     claimed (`check_fairness_inputs`)."""
@@ -568,12 +508,17 @@ class FairnessStudy:
     sandbox as fairness tests; reported as CBS, CBS@K, BLS and Pass@attribute."""
 
     command: ClassVar[str] = "boi bias test"
+    log_prefix: ClassVar[str] = "boi bias test"
     whole_run_files: ClassVar[tuple[str, ...]] = ("tasks.jsonl", "load_issues.jsonl")
     split_files: ClassVar[tuple[str, ...]] = ("results/*/*/*.jsonl", "verdicts/*/*/*.jsonl")
 
     def __init__(self, config: FairnessRunConfig) -> None:
         self.config = config
         self.inputs: FairnessInputs | None = None
+        self._tester: _Tester | None = None
+        # The rows each (model, strategy, round) was judged to: a feedback round asks again
+        # for the biased ones.
+        self._judged: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
 
     @classmethod
     def from_config(
@@ -604,60 +549,189 @@ class FairnessStudy:
     def load(self, log: Callable[[str], None]) -> None:
         self.inputs = check_fairness_inputs(self.config)
 
-    def execute(self, run: StudyRun) -> StudyOutcome:
-        assert self.inputs is not None
-        config, out, log = self.config, run.path, run.log
-        inputs = self.inputs
-        tasks, issues = inputs.tasks, inputs.issues
-        _write_whole_run_files(out, tasks, issues)
-        for issue in issues:
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        """The tasks and the load issues (the whole-run files); the tester of this run."""
+        if self.inputs is None:
+            # The estimate's (`boi bias experiment --dry-run` asks before any model loads).
+            self.inputs = check_fairness_inputs(self.config, check_models=False)
+        self._judged = {}
+        if run is None:
+            return
+        config, inputs = self.config, self.inputs
+        _write_whole_run_files(run.path, inputs.tasks, inputs.issues)
+        for issue in inputs.issues:
             log(f"  skipped {issue.task_id}: {issue.reason}")
         log(
-            f"[boi bias test] {len(tasks)} tasks of {config.suite}; strategies: {', '.join(config.mitigations)}"
+            f"[boi bias test] {len(inputs.tasks)} tasks of {config.suite}; strategies: "
+            f"{', '.join(config.mitigations)}"
         )
-        owned = run.owned([shard_unit(t) for t in tasks])
-        mine = [t for t in tasks if owned(shard_unit(t))]
-        by_id = {t.task_id: t for t in tasks}
-        session = _Session(
-            config,
-            out,
-            mine,
-            by_id,
-            inputs.mitigations,
-            _Tester(config, by_id, out),
-            log,
-            run.timings,
-        )
-        rows: list[dict[str, Any]] = []
-        if inputs.from_file is not None:
-            ids = {t.task_id for t in mine}
-            from_file = {
-                label: [e for e in entries if e["task_id"] in ids]
-                for label, entries in inputs.from_file.items()
-            }
-            rows += _test_completions_file(session, from_file)
-        for spec in config.models if inputs.from_file is None else ():
-            rows += _test_model(session, spec, inputs.strategies)
-        if run.shard is not None:
-            return StudyOutcome(out, "", "", {})
-        with stage("report", log, run.timings, "boi bias test"):
-            paths = build_fairness_report(
-                rows,
-                tasks,
-                out / "report",
-                issues=[{"task_id": i.task_id, "reason": i.reason} for i in issues],
-                bootstrap=config.bootstrap,
-                seed=config.seed,
-                title=f"boi bias test {out.name}",
-            )
-        return _outcome(out, rows, paths)
+        self._tester = _Tester(config, {t.task_id: t for t in inputs.tasks}, run.path)
 
-    def estimate(self, log: Callable[[str], None]) -> Estimate:
+    def units(self) -> list[str]:
+        assert self.inputs is not None
+        return [shard_unit(t) for t in self.inputs.tasks]
+
+    def cells(self) -> Iterator[Cell]:
+        """Round 0: every model under every strategy, a group per task kind, over the seeds;
+        then each strategy's feedback rounds, each asking again for the previous round's
+        biased replies (known once `judge` has seen that round). A completions file: each of
+        its models one cell of given replies, under the strategy none."""
+        config, inputs = self.config, self.inputs
+        assert inputs is not None
+        tasks = inputs.tasks
+        unit_of = {t.task_id: shard_unit(t) for t in tasks}
+        if inputs.from_file is not None:
+            for label, entries in inputs.from_file.items():
+                given = tuple(
+                    Sample(e["task_id"], 0, e["sample_index"], e["reply"], e["reply"])
+                    for e in entries
+                )
+                round_zero = _Attempt("none", 0, config.completions_chat)
+                yield Cell(label, "none", given=given, unit_of=unit_of, context=round_zero)
+            return
+        kinds = sorted({t.kind for t in tasks})
+        for spec in config.models:
+            for strategy in inputs.strategies:
+                groups = []
+                for kind in kinds:
+                    prompts = {
+                        t.task_id: strategy_prompt(t, strategy, inputs.mitigations)
+                        for t in tasks
+                        if t.kind == kind
+                    }
+                    groups.append(PromptGroup(prompts, _decoding_for(kind, config.decoding), kind))
+                attempt = _Attempt(strategy.name, 0, config.decoding.chat)
+                yield Cell(
+                    spec.label,
+                    strategy.name,
+                    tuple(groups),
+                    config.seeds,
+                    unit_of,
+                    spec,
+                    context=attempt,
+                )
+            for strategy in inputs.strategies:
+                # Solar iterates on each strategy's own code; Huang's scenario 2 asks every
+                # strategy to correct the plain prompt's original code (H:196-208).
+                start = "none" if config.feedback_from == "plain" else strategy.name
+                for round_number in range(1, config.feedback_rounds + 1):
+                    previous = (
+                        (spec.label, start, 0)
+                        if round_number == 1
+                        else (spec.label, strategy.name, round_number - 1)
+                    )
+                    yield self._feedback_cell(
+                        spec, strategy, round_number, self._judged.get(previous, []), unit_of
+                    )
+
+    def _feedback_cell(
+        self,
+        spec: BackendSpec,
+        strategy: Strategy,
+        round_number: int,
+        previous: list[dict[str, Any]],
+        unit_of: Mapping[str, str],
+    ) -> Cell:
+        """A feedback round: biased replies get their test report and are asked for a
+        correction (one sample each, seeded by the run's first seed), each in its reply's
+        place; the others carry over unchanged, under this strategy's name."""
+        config, inputs = self.config, self.inputs
+        assert inputs is not None
+        tasks = {t.task_id: t for t in inputs.tasks}
+        carried = [
+            {**r, "strategy": strategy.name, "round": round_number, "carried": True}
+            for r in previous
+            if r["status"] != "biased"
+        ]
+        prompts: dict[str, dict[str, str]] = {}
+        parents: dict[str, dict[str, Any]] = {}
+        for row in previous:
+            if row["status"] != "biased":
+                continue
+            task = tasks[row["task_id"]]
+            report = describe_failure(row["report"], row["biased_attributes"])
+            previous_code = (
+                task.signature_line() + "\n" + row["completion"]
+                if task.kind == "method"
+                else row["completion"]
+            )
+            prompt_id = (
+                f"{row['task_id']}#{row['sample_index']}#{strategy.name}#round{round_number}"
+            )
+            prompts.setdefault(task.kind, {})[prompt_id] = feedback_prompt(
+                task, strategy, inputs.mitigations, previous_code, report
+            )
+            parents[prompt_id] = row
+        groups = tuple(
+            PromptGroup(
+                kind_prompts,
+                dataclasses.replace(_decoding_for(kind, config.decoding), n=1),
+                f"{strategy.name} feedback round {round_number}",
+            )
+            for kind, kind_prompts in sorted(prompts.items())
+        )
+        return Cell(
+            spec.label,
+            strategy.name,
+            groups,
+            config.seeds[:1],
+            {p: unit_of[row["task_id"]] for p, row in parents.items()},
+            spec,
+            positions={p: int(row["ordinal"][1]) for p, row in parents.items()},
+            context=_Attempt(strategy.name, round_number, config.decoding.chat, carried, parents),
+        )
+
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        pass
+
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """Each reply read for the asked-for code and run as fairness tests in the sandbox;
+        a feedback round's rows beside the replies it carried over."""
+        attempt: _Attempt = cell.context
+        inputs = self.inputs
+        assert inputs is not None and self._tester is not None
+        tasks = {t.task_id: t for t in inputs.tasks}
+        entries = []
+        for s in samples:
+            parent = attempt.parents.get(s.prompt_id)
+            task_id = s.prompt_id if parent is None else parent["task_id"]
+            decoding = _decoding_for(tasks[task_id].kind, self.config.decoding)
+            reply = s.raw if cell.given or decoding.chat else truncate_at_stop(s.raw, decoding.stop)
+            entry = {
+                "task_id": task_id,
+                "sample_index": s.sample_index if parent is None else parent["sample_index"],
+                "reply": reply,
+                "chat": attempt.chat,
+                **({} if parent is None else {"prompt_id": s.prompt_id}),
+                "ordinal": list(s.ordinal or ()),
+            }
+            entries.append(entry)
+        place = cell.place
+        carried = [{**r, "ordinal": [place, r["ordinal"][1]]} for r in attempt.carried]
+        rows: list[dict[str, Any]] = []
+        if entries:
+            what = f"test {cell.model} {attempt.strategy} round {attempt.round}"
+            if cell.given:
+                what = f"test {cell.model} round 0"
+            with stage(what, run.log, run.timings, self.log_prefix):
+                rows = self._tester.test(
+                    _Round(cell.model, attempt.strategy, attempt.round, entries)
+                )
+        rows = sorted(carried + rows, key=lambda r: r["ordinal"])
+        self._judged[(cell.model, attempt.strategy, attempt.round)] = rows
+        _write_round(run.path, rows)
+        return rows
+
+    def record(self) -> dict[str, Any]:
+        return {}
+
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
         """Round 0: every task's prompt under each strategy, n samples per seed, each reply
         tested once (at most: a reply without code is not run). Feedback rounds ask again for
         the biased ones only, so they are counted as an upper bound."""
-        config = self.config
-        inputs = check_fairness_inputs(config, check_models=False)
+        config, inputs = self.config, self.inputs
+        assert inputs is not None
+        notes = ["executions are at most this: a reply without the asked-for code is not run"]
         if inputs.from_file is not None:
             count = sum(len(entries) for entries in inputs.from_file.values())
             return Estimate(
@@ -669,22 +743,8 @@ class FairnessStudy:
                 max_output_tokens=0,
                 executions=count,
                 cells=f"{len(inputs.from_file)} models from the file",
-                notes=[
-                    "executions are at most this: a reply without the asked-for code is not run"
-                ],
+                notes=notes,
             )
-        counts = SampleCounts()
-        seeds = len(config.seeds)
-        for _ in config.models:
-            for strategy in inputs.strategies:
-                for kind in sorted({t.kind for t in inputs.tasks}):
-                    kind_tasks = [t for t in inputs.tasks if t.kind == kind]
-                    decoding = _decoding_for(kind, config.decoding)
-                    prompts = [strategy_prompt(t, strategy, inputs.mitigations) for t in kind_tasks]
-                    counts += SampleCounts.sampled(
-                        prompts, decoding.n, seeds, decoding.max_new_tokens
-                    )
-        notes = ["executions are at most this: a reply without the asked-for code is not run"]
         if config.feedback_rounds:
             notes.append(
                 f"feedback rounds: at most {counts.requested * config.feedback_rounds} more "
@@ -695,34 +755,14 @@ class FairnessStudy:
             units=f"tasks: {len(inputs.tasks)}",
             executions=counts.requested,
             cells=f"{len(config.models)} models x {len(inputs.strategies)} strategies x "
-            f"{seeds} seeds",
+            f"{len(config.seeds)} seeds",
             notes=notes,
         )
 
-    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
-        """The unsharded order: round 0 of a model's replies by kind, seed, the task's place,
-        sample (the sampling loop's order); a completions file's and the feedback rounds'
-        by task id, then sample; the results logs (read by nothing but a resume) the same."""
-        tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(out / "tasks.jsonl")]
-        place = {t.task_id: i for i, t in enumerate(tasks)}
-        kinds = {kind: i for i, kind in enumerate(sorted({t.kind for t in tasks}))}
-        kind_of = {t.task_id: kinds[t.kind] for t in tasks}
-        n = max(1, self.config.decoding.n)
-        by_generation = (
-            relative.startswith("verdicts")
-            and relative.endswith("round0.jsonl")
-            and self.config.completions is None
-        )
-        if by_generation:
-            return lambda row: (
-                kind_of[row["task_id"]],
-                int(row["sample_index"]) // n,
-                place[row["task_id"]],
-                int(row["sample_index"]),
-            )
-        return lambda row: (row["task_id"], int(row["sample_index"]), str(row.get("key", "")))
-
-    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
+    ) -> StudyOutcome:
+        """CBS, CBS@K, BLS and Pass@attribute from the verdicts (after a run or a merge)."""
         paths = rebuild_fairness_report(run.path)
         return _outcome(run.path, read_verdicts(run.path), paths)
 
@@ -752,83 +792,6 @@ def _load_tasks(config: FairnessRunConfig) -> tuple[list[FairnessTask], list[Any
     return tasks, issues
 
 
-def _test_round_zero(session: _Session, batch: _Round, what: str) -> list[dict[str, Any]]:
-    """Test one round-0 batch of completions (the stage `what`) and write its verdicts."""
-    with stage(what, session.log, session.timings, "boi bias test"):
-        rows = session.tester.test(batch)
-    _write_round(session.out, rows)
-    return rows
-
-
-def _test_completions_file(
-    session: _Session, from_file: Mapping[str, list[dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """Round 0 of every model in a completions file, under the strategy none."""
-    rows: list[dict[str, Any]] = []
-    for label, entries in from_file.items():
-        rows += _test_round_zero(
-            session, _Round(label, "none", 0, entries), f"test {label} round 0"
-        )
-    return rows
-
-
-def _test_model(
-    session: _Session, spec: BackendSpec, strategies: Sequence[Strategy]
-) -> list[dict[str, Any]]:
-    """One model: round 0 of every strategy, then each strategy's feedback rounds."""
-    config, label = session.config, spec.label
-    with stage(f"load {label}", session.log, session.timings, "boi bias test"):
-        backend = load_backend(spec)
-    rows: list[dict[str, Any]] = []
-    round_zero: dict[str, list[dict[str, Any]]] = {}
-    for strategy in strategies:
-        entries = _model_entries(
-            config,
-            backend,
-            label,
-            strategy,
-            session.mitigations,
-            session.tasks,
-            session.out,
-            session.log,
-            session.timings,
-        )
-        batch = _Round(label, strategy.name, 0, entries)
-        current = _test_round_zero(session, batch, f"test {label} {strategy.name} round 0")
-        rows += current
-        round_zero[strategy.name] = current
-    for strategy in strategies:
-        # Solar iterates on each strategy's own code; Huang's scenario 2 asks every
-        # strategy to correct the plain prompt's original code (H:196-208).
-        start = round_zero["none" if config.feedback_from == "plain" else strategy.name]
-        rows += _feedback_rounds(session, backend, strategy, start)
-    return rows
-
-
-def _feedback_rounds(
-    session: _Session, backend: Backend, strategy: Strategy, current: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """A strategy's feedback rounds, each correcting the previous round's biased code."""
-    rows: list[dict[str, Any]] = []
-    for round_number in range(1, session.config.feedback_rounds + 1):
-        current = _feedback_round(
-            session.config,
-            backend,
-            session.tester,
-            session.by_id,
-            strategy,
-            session.mitigations,
-            current,
-            round_number,
-            session.out,
-            session.log,
-            session.timings,
-        )
-        _write_round(session.out, current)
-        rows += current
-    return rows
-
-
 def _summary_line(rows: list[dict[str, Any]], paths: FairnessReportPaths) -> str:
     """One line on round 0: replies, unreadable ones, executable ones and how many are biased."""
     first = [r for r in rows if r["round"] == 0]
@@ -845,69 +808,6 @@ def _summary_line(rows: list[dict[str, Any]], paths: FairnessReportPaths) -> str
         f"boi bias test: {len(rows)} verdicts; round 0: {len(first)} replies, {unread} without "
         f"the asked-for code, {verdict}; report: {paths.html}"
     )
-
-
-def _feedback_round(
-    config: FairnessRunConfig,
-    backend: Backend,
-    tester: _Tester,
-    tasks: Mapping[str, FairnessTask],
-    strategy: Strategy,
-    mitigations: MitigationFile,
-    previous: list[dict[str, Any]],
-    round_number: int,
-    out: Path,
-    log: Callable[[str], None],
-    timings: dict[str, float],
-) -> list[dict[str, Any]]:
-    """Biased completions get their test report and are asked for a correction (one sample
-    each, seeded by the run's first seed); the others carry over unchanged, under this
-    strategy's name."""
-    biased = [r for r in previous if r["status"] == "biased"]
-    carried = [
-        {**r, "strategy": strategy.name, "round": round_number, "carried": True}
-        for r in previous
-        if r["status"] != "biased"
-    ]
-    if not biased:
-        return carried
-    prompts: dict[str, str] = {}
-    keys: dict[str, dict[str, Any]] = {}
-    for row in biased:
-        task = tasks[row["task_id"]]
-        report = describe_failure(row["report"], row["biased_attributes"])
-        previous_code = (
-            task.signature_line() + "\n" + row["completion"]
-            if task.kind == "method"
-            else row["completion"]
-        )
-        prompt_id = f"{row['task_id']}#{row['sample_index']}#{strategy.name}#round{round_number}"
-        prompts[prompt_id] = feedback_prompt(task, strategy, mitigations, previous_code, report)
-        keys[prompt_id] = row
-    entries = []
-    for kind in sorted({tasks[r["task_id"]].kind for r in biased}):
-        kind_prompts = {
-            p: text for p, text in prompts.items() if tasks[keys[p]["task_id"]].kind == kind
-        }
-        decoding = dataclasses.replace(_decoding_for(kind, config.decoding), n=1)
-        what = f"{strategy.name} feedback round {round_number}"
-        for s, reply in _generate(
-            backend, kind_prompts, decoding, config.seeds[:1], out, log, timings, what
-        ):
-            row = keys[s.prompt_id]
-            entries.append(
-                {
-                    "task_id": row["task_id"],
-                    "sample_index": row["sample_index"],
-                    "reply": reply,
-                    "chat": decoding.chat,
-                    "prompt_id": s.prompt_id,
-                }
-            )
-    model = previous[0]["model"]
-    with stage(f"test {model} {strategy.name} round {round_number}", log, timings, "boi bias test"):
-        tested = tester.test(_Round(model, strategy.name, round_number, entries))
-    return sorted(carried + tested, key=lambda r: (r["task_id"], r["sample_index"]))
 
 
 def _write_round(out: Path, rows: list[dict[str, Any]]) -> None:

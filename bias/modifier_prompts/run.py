@@ -461,7 +461,8 @@ class ModifierStudy:
         assert self.classifier is not None
         return dict(portable_config(self.classifier.describe()))
 
-    def load(self, log: Callable[[str], None]) -> None:
+    def _read_inputs(self) -> None:
+        """The suite, a completions file's completions, the pass@k benchmark's problems."""
         config = self.config
         self.suite = load_suite(config.suite)
         if config.completions is not None:
@@ -469,13 +470,17 @@ class ModifierStudy:
             given = read_given_completions(config.completions, self.suite)
             self._given = _given_samples(given, self.suite)
             self._sha256()
-        else:
+        elif config.passk.enabled:
+            self._passk_problems = _passk_problems(config.passk)
+
+    def load(self, log: Callable[[str], None]) -> None:
+        config = self.config
+        if config.completions is None:
             # The models are checked and the classifier is loaded before the run directory is
             # claimed: a wrong path must not leave behind a run whose corrected config would
             # then be refused as a different one.
             check_models(config.models, config.seeds)
-            if config.passk.enabled:
-                self._passk_problems = _passk_problems(config.passk)
+        self._read_inputs()
         timings: dict[str, float] = {}
         with stage("load classifier", log, timings, "boi bias"):
             self.classifier = load_classifier(config.classifier, config.device)
@@ -503,6 +508,8 @@ class ModifierStudy:
     def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
         """The suite's copies, the pass@k order and the prompts reported (the whole-run files),
         and the classifier the run records."""
+        if self.suite is None:
+            self._read_inputs()  # the estimate's: the models and classifier are not loaded
         suite, config = self.suite, self.config
         assert suite is not None
         if run is None:
