@@ -20,7 +20,7 @@ from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import t_test
-from benchmarks.study import Shard, run_study
+from benchmarks.study import Shard, estimate_study, run_study
 from benchmarks.study.merge import merge_study
 from bias.fairness_tests import ablations
 from bias.fairness_tests.ablations import (
@@ -476,7 +476,7 @@ def test_self_detection_is_a_study_run_that_resumes(scripted, data, tmp_path):
     assert len(asked) == manifest["generation"]["generated"] == 6
     # A manifest spells out_dir portably (its name): the study of that record is at `folder`.
     study = SelfDetectionStudy.from_config({**manifest["config"], "out_dir": str(folder)})
-    estimate = study.estimate(lambda _: None)
+    estimate = estimate_study(study, lambda _: None)
     assert (estimate.requested_samples, estimate.generations) == (8, len(asked))
     assert estimate.executions == 0 and estimate.max_output_tokens == 6 * 96
     # The experiment's: the test run's and the questions'; before the test run, the questions'

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -23,25 +23,26 @@ from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.generation import (
+    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
-    SamplingTotals,
+    Sample,
     check_models,
-    load_backend,
-    sample_prompts,
 )
 from benchmarks.study import (
     CHARS_PER_TOKEN,
+    Cell,
     ClaimSpec,
     Estimate,
     SampleCounts,
     StudyOutcome,
     StudyRun,
+    cell_counts,
+    estimate_study,
     run_study,
     work_hash_of,
 )
-from benchmarks.study.merge import GENERATIONS
 from bias.fairness_tests.ablations._registry import Axis, ablation
 from bias.fairness_tests.ablations._stats import (
     EXECUTABLE,
@@ -341,6 +342,7 @@ class SelfDetectionStudy:
     `boi.studies.STUDIES`: only the ablation runs it."""
 
     command: ClassVar[str] = "boi bias experiment self-detection"
+    log_prefix: ClassVar[str] = "boi bias experiment"
     whole_run_files: ClassVar[tuple[str, ...]] = ()
     split_files: ClassVar[tuple[str, ...]] = (ANSWERS,)
 
@@ -348,6 +350,8 @@ class SelfDetectionStudy:
         self.config = config
         self.test = test  # the test run's config: the estimate before that run exists
         self._test_run: _TestRun | None = None
+        self._answers: list[dict[str, Any]] = []
+        self._before_test = False
 
     @classmethod
     def from_config(
@@ -455,36 +459,67 @@ class SelfDetectionStudy:
             "attributes": parsed,
         }
 
-    def execute(self, run: StudyRun) -> StudyOutcome:
-        config, tested, out = self.config, self._tested(), run.path
-        owned = run.owned([_unit(row) for row in tested.compared])
-        specs = {spec.label: spec for spec in config.models}
-        answers: list[dict[str, Any]] = []
-        totals = SamplingTotals()
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        """Nothing of the whole run is written (the test run is its input); the estimate of an
+        ablation whose test run has not run yet counts an upper bound instead of cells."""
+        self._answers = []
+        self._before_test = run is None and not _test_finished(self.config.test_path)
+
+    def units(self) -> list[str]:
+        return [_unit(row) for row in self._tested().compared]
+
+    def cells(self) -> Iterator[Cell]:
+        """Every model that wrote compared replies, asked about them in every question form."""
+        if self._before_test:
+            return
+        tested = self._tested()
+        specs = {spec.label: spec for spec in self.config.models}
         for model in tested.models():
-            rows = [r for r in tested.compared if r.get("model") == model and owned(_unit(r))]
-            if not rows:
-                continue
-            backend = load_backend(specs[model])
-            for form in config.forms:
+            rows = [r for r in tested.compared if r.get("model") == model]
+            for form in self.config.forms:
                 _, decoding, prompts = self._questions(rows, form)
-                run.log(
-                    f"[boi bias experiment] ask {model} about {len(prompts)} completions ({form})"
+                yield Cell(
+                    model,
+                    form,
+                    (PromptGroup(prompts, decoding),),
+                    (decoding.seed,),
+                    {pid: _unit(row) for pid, row in zip(prompts, rows, strict=True)},
+                    specs[model],
+                    executed=False,
+                    context=dict(zip(prompts, rows, strict=True)),
                 )
-                generated, made = sample_prompts(
-                    backend, [PromptGroup(prompts, decoding)], [decoding.seed], out / GENERATIONS
-                )
-                totals.add(made)
-                answer_of = {s.prompt_id: s.raw for s in generated}  # n=1: one answer per prompt
-                answers += [
-                    self._answer(model, form, row, answer_of[pid])
-                    for row, pid in zip(rows, prompts, strict=True)
-                ]
-        write_jsonl(out / ANSWERS, answers)
-        generation = totals.to_json()
-        if run.shard is not None:
-            return StudyOutcome(out, "", "", generation, {"answers": len(answers)})
-        return self._outcome(out, answers, generation)
+
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        pass
+
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """Each answer parsed (n=1: one per prompt) beside the verdict it is compared with."""
+        row_of: dict[str, Mapping[str, Any]] = cell.context
+        run.log(
+            f"[boi bias experiment] asked {cell.model} about {len(samples)} completions ({cell.setting})"
+        )
+        answers = [
+            {
+                **self._answer(cell.model, cell.setting, row_of[s.prompt_id], s.raw),
+                "ordinal": list(s.ordinal or ()),
+            }
+            for s in samples
+        ]
+        self._answers += answers
+        write_jsonl(run.path / ANSWERS, self._answers)
+        return answers
+
+    def record(self) -> dict[str, Any]:
+        return {"answers": len(self._answers)} if self._answers else {}
+
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
+    ) -> StudyOutcome:
+        path = run.path / ANSWERS
+        answers = [obj for _, obj in iter_jsonl(path)] if path.is_file() else []
+        return self._outcome(
+            run.path, answers, {k: v for k, v in generation.items() if k != "verb"}
+        )
 
     def _outcome(
         self, out: Path, answers: Sequence[Mapping[str, Any]], generation: dict[str, Any]
@@ -503,26 +538,19 @@ class SelfDetectionStudy:
             summary,
         )
 
-    def estimate(self, log: Callable[[str], None]) -> Estimate:
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
         """One generation per compared reply and question form (identical prompts once), none
         executed. Before the test run has run, an upper bound from its estimate."""
-        if not _test_finished(self.config.test_path):
-            return self._estimate_before_test(log)
+        if self._before_test:
+            return self._estimate_before_test(print)
         config, tested = self.config, self._tested()
-        counts = SampleCounts()
-        for model in tested.models():
-            rows = [r for r in tested.compared if r.get("model") == model]
-            for form in config.forms:
-                question, _, prompts = self._questions(rows, form)
-                asked = SampleCounts.sampled(list(prompts.values()), 1, 1, config.max_new_tokens)
-                if config.chat:  # the question is the chat instruction, beside each prompt
-                    question_tokens = round(len(question) / CHARS_PER_TOKEN)
-                    asked = dataclasses.replace(
-                        asked,
-                        prompt_tokens=asked.prompt_tokens
-                        + asked.distinct_prompts * question_tokens,
-                    )
-                counts += asked
+        if config.chat:  # the question is the chat instruction, beside each prompt
+            questions = sum(
+                cell_counts(cell).distinct_prompts
+                * round(len(detection_question(cell.setting, tested.attributes)) / CHARS_PER_TOKEN)
+                for cell in cells
+            )
+            counts = dataclasses.replace(counts, prompt_tokens=counts.prompt_tokens + questions)
         skipped = ", ".join(f"{n} {s}" for s, n in sorted(tested.not_comparable().items()))
         return Estimate.of(
             counts,
@@ -545,7 +573,7 @@ class SelfDetectionStudy:
                     "estimate it with boi bias experiment --dry-run."
                 )
             test = load_config(FairnessRunConfig, None, recorded["config"])
-        tests = FairnessStudy(test).estimate(log)
+        tests = estimate_study(FairnessStudy(test), log)
         replies = tests.requested_samples
         code = tests.max_output_tokens // tests.generations if tests.generations else 0
         every = list(dict.fromkeys(HUANG_ORDER + SOLAR_ORDER))
@@ -567,23 +595,6 @@ class SelfDetectionStudy:
                 "compared, each as long as max_new_tokens, every attribute in the question)"
             ],
         )
-
-    def row_order(self, out: Path, relative: str) -> Callable[[dict[str, Any]], Any]:
-        """The unsharded order: by model (as the verdicts first name it), question form,
-        then the reply's place among round 0's verdicts."""
-        tested = self._tested()
-        model_rank = {model: i for i, model in enumerate(tested.models())}
-        form_rank = {form: i for i, form in enumerate(self.config.forms)}
-        place = {_unit(row): i for i, row in enumerate(tested.compared)}
-        return lambda row: (
-            model_rank[str(row["model"])],
-            form_rank[str(row["form"])],
-            place[_unit(row)],
-        )
-
-    def report_from_files(self, run: RunDir, log: Callable[[str], None]) -> StudyOutcome:
-        answers = [obj for _, obj in iter_jsonl(run.path / ANSWERS)]
-        return self._outcome(run.path, answers, {})
 
 
 def self_detection_study(config: ExperimentConfig, test: FairnessRunConfig) -> SelfDetectionStudy:
