@@ -16,8 +16,8 @@ from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
 from benchmarks.generation import Backend, BackendSpec, GenerationCache, Sample, SamplingTotals
 from benchmarks.loaders import LoadResult
-from benchmarks.problem import Problem, read_problems
-from benchmarks.report import read_results
+from benchmarks.problem import Problem
+from benchmarks.report import results_files
 from benchmarks.study import (
     GENERATIONS,
     Cell,
@@ -38,7 +38,7 @@ from boi.runner.config import (
     run_identity,
     work_hash,
 )
-from boi.runner.report import build_run_report, summary_line
+from boi.runner.report import build_run_report, read_run_report_inputs, summary_line
 from boi.runner.stages import (
     _critic_gate,
     _perturb,
@@ -46,7 +46,6 @@ from boi.runner.stages import (
     load_datasets,
     prompt_groups,
 )
-from critic.similarity import read_similarities
 
 __all__ = ["RobustnessStudy", "RunOutcome", "estimate_run", "run_robustness"]
 
@@ -258,20 +257,10 @@ class RobustnessStudy:
     ) -> StudyOutcome:
         """pass@k per transformation from the results files (after a run or a merge)."""
         config, out = self.config, run.path
-        every = read_problems(out / "problems.jsonl")
-        similarity = (
-            read_similarities(out / "critic.jsonl", config.critic.measure)
-            if config.critic.enabled
-            else {}
+        # Read as `boi report` and every analysis read it: one path to a run's report.
+        results, problems, similarity = (
+            read_run_report_inputs(config, out) if results_files(out) else ([], {}, {})
         )
-        rejected = {t for t, s in similarity.items() if s < config.critic.min_similarity}
-        problems = {v.task_id: v for v in every if v.task_id not in rejected}
-        results: list[dict[str, Any]] = []
-        for spec in config.models:
-            for setting in config.settings:
-                path = out / "results" / spec.label / f"{path_slug(setting.label)}.jsonl"
-                if path.is_file():
-                    results += read_results(path)
         totals = {k: v for k, v in generation.items() if k != "verb"} or (
             SamplingTotals().to_json()
         )
