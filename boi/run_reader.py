@@ -1,4 +1,9 @@
-"""The one reader of a `boi run` directory: `open_run(path) -> Run`.
+"""The one reader of a run directory, any study's: `open_run(path) -> Run`.
+
+A `Run` is a `benchmarks.study.reader.StudyDir`: every study's directory reads its manifest,
+`study` and rows (`run.rows("verdicts/*/*/round*.jsonl")`, a `boi bias test`'s verdicts) the same
+way. A `boi run` directory reads its data too, through the accessors below (asked of another
+study's directory, they refuse in one sentence).
 
 Every reader of a run directory (the Python API's `boi.open_run`, `boi report`, `boi rank`,
 Table 4 and every `boi analyze` analysis) opens it here, through `RunDir.open`, and reads its
@@ -23,21 +28,23 @@ boi's, a shard of one, one without problems.jsonl) is refused in one sentence; o
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from benchmarks.common.config import from_mapping
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl
-from benchmarks.common.rundir import RunDir, path_slug, refuse_shard
+from benchmarks.common.rundir import path_slug, refuse_shard
 from benchmarks.generation import BackendSpec
 from benchmarks.problem import Problem, read_problems
 from benchmarks.report import read_results, results_files
+from benchmarks.study.reader import StudyDir
 from boi.runner import RunConfig, SettingSpec
 from critic.similarity import read_similarities
 
@@ -48,12 +55,16 @@ RESULT_FIELDS = ("task_id", "passed", "model", "setting")
 
 
 def open_run(path: str | os.PathLike[str] | Run) -> Run:
-    """A `boi run` directory to read (finished or not); one sentence when it is not one (not a
-    run, another command's, a newer boi's, a shard of one). A `Run` is returned as it is."""
+    """A run directory to read (finished or not), any study's: every one reads its rows and
+    manifest (`benchmarks.study.reader.StudyDir`), a `boi run`'s its data too. One sentence when
+    it is not one (not a run, a newer boi's, a shard of one), or when a `boi run` reading is asked
+    of another study's. A `Run` is returned as it is."""
     if isinstance(path, Run):
         return path
     # RunDir.open builds its own class: a Run.
-    run = cast(Run, Run.open(path, what="boi run", hint="pass the --out of a `boi run`"))
+    run = cast(Run, Run.open(path, what="run", hint="pass the --out of a run"))
+    if run.study != ROBUSTNESS:
+        return run
     if not run.problems_path.is_file() and not run.completed:
         # A run stopped before its perturbation wrote problems.jsonl (killed, or refused a
         # model or a file after its claim): nothing to read yet, and nothing incompatible.
@@ -69,6 +80,26 @@ def open_run(path: str | os.PathLike[str] | Run) -> Run:
     return run
 
 
+ROBUSTNESS = "boi run"
+
+_T = TypeVar("_T")
+
+
+def _robustness(read: Callable[..., _T]) -> Callable[..., _T]:
+    """A reading only a `boi run` directory has: another study's is refused in one sentence."""
+
+    @functools.wraps(read)
+    def checked(self: Run, *args: Any, **kwargs: Any) -> _T:
+        if self.study != ROBUSTNESS:
+            raise UserError(
+                f"{self.path} is a `{self.study}` directory, not a `boi run` one; pass the --out "
+                "of a `boi run`."
+            )
+        return read(self, *args, **kwargs)
+
+    return checked
+
+
 @dataclass(frozen=True)
 class Outcomes:
     """Which samples passed, as the analyses judge a problem (`benchmarks.robustness.solved`)."""
@@ -79,7 +110,7 @@ class Outcomes:
     """task id -> the dataset label its results carry ("" where they carry none)."""
 
 
-class Run(RunDir):
+class Run(StudyDir):
     """A `boi run` directory, read only: the manifest's typed accessors (`config`,
     `config_hash`, `seeds`, `versions`, `timings`, `completed`, ...) plus its data. Open one
     with `open_run` (`boi.open_run`)."""
@@ -87,6 +118,7 @@ class Run(RunDir):
     # ------------------------------------------------------------------ files
 
     @property
+    @_robustness
     def problems_path(self) -> Path:
         return self.path / "problems.jsonl"
 
@@ -96,13 +128,16 @@ class Run(RunDir):
         return self.path / "generations.jsonl"
 
     @property
+    @_robustness
     def critic_path(self) -> Path:
         return self.path / "critic.jsonl"
 
+    @_robustness
     def results_path(self, model: str, setting: str) -> Path:
         """Where the run keeps model `model`'s samples under setting `setting` (labels)."""
         return self.path / "results" / model / f"{path_slug(setting)}.jsonl"
 
+    @_robustness
     def results_files(self, model: str | None = None, setting: str | None = None) -> list[Path]:
         """The results files present (`results/<model>/<setting>.jsonl`), sorted, of one model
         and one setting (labels) when given."""
@@ -117,6 +152,7 @@ class Run(RunDir):
     # ------------------------------------------------------------------ config
 
     @cached_property
+    @_robustness
     def run_config(self) -> RunConfig:
         """The manifest's config as a RunConfig; one sentence when it does not load."""
         try:
@@ -176,6 +212,7 @@ class Run(RunDir):
     # ------------------------------------------------------------------ problems
 
     @cached_property
+    @_robustness
     def _problems(self) -> tuple[Problem, ...]:
         return tuple(read_problems(self.problems_path))
 
@@ -197,6 +234,7 @@ class Run(RunDir):
 
     # ------------------------------------------------------------------ results
 
+    @_robustness
     def results(self, model: str | None = None, setting: str | None = None) -> list[dict[str, Any]]:
         """Every executed sample (`results/<model>/<setting>.jsonl`): task_id, transform,
         model, setting, seed, completion, passed, status, result, duration, ...; of one model
@@ -205,12 +243,14 @@ class Run(RunDir):
             return read_results(self.path)
         return [row for rows in self.results_by_file(model, setting).values() for row in rows]
 
+    @_robustness
     def results_by_file(
         self, model: str | None = None, setting: str | None = None
     ) -> dict[Path, list[dict[str, Any]]]:
         """The samples of each results file (`results_files`), each row given its `status`."""
         return {path: read_results(path) for path in self.results_files(model, setting)}
 
+    @_robustness
     def outcomes(
         self, settings: Sequence[str] = (), seeds: Sequence[int] = (), models: Sequence[str] = ()
     ) -> Outcomes:
@@ -260,6 +300,7 @@ class Run(RunDir):
             for _, record in iter_jsonl(self.generations_path, tolerate_torn_tail=True):
                 yield record
 
+    @_robustness
     def critic_records(self) -> Iterator[dict[str, Any]]:
         """critic.jsonl's records (prompt, task id, critic scores, gate verdict); none when the
         run's critic was off. A torn last line is skipped."""
@@ -274,6 +315,7 @@ class Run(RunDir):
 
     # ------------------------------------------------------------------ report
 
+    @_robustness
     def report_table(self) -> dict[str, Any]:
         """The report's table (`report/table.json`) as written: columns, rows of cells, flips,
         ...; one sentence when the run has no report yet."""

@@ -21,6 +21,7 @@ import pytest
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import cohen_kappa, fleiss_kappa
+from benchmarks.study.reader import open_study
 from bias.modifier_prompts.human_eval import (
     agreement,
     evaluate_sheet,
@@ -29,7 +30,7 @@ from bias.modifier_prompts.human_eval import (
     load_key,
     read_labels,
 )
-from bias.modifier_prompts.run import load_bias_config, read_scored, run_bias
+from bias.modifier_prompts.run import load_bias_config, run_bias, scored_rows
 
 # Per dimension: the body of even samples names a valid demographic (biased), odd samples only
 # repeat the modifier (acceptable, appendix C.2).
@@ -285,7 +286,7 @@ def test_majority_cbs_kappas_and_correlation(run_dir, exported):
         i: dict(item, biased=item["dimension"] == "ethnicity" and truths[i] == 1)
         for i, item in key["items"].items()
     }
-    figure = agreement(labels, varied, run_rows=read_scored(run_dir))
+    figure = agreement(labels, varied, run_rows=scored_rows(open_study(run_dir)))
     points = figure["correlation"]["points"]
     xs = [p["human"] for p in points]
     ys = [p["classifier_same_items"] for p in points]

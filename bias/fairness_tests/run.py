@@ -55,6 +55,7 @@ from benchmarks.study import (
     run_study,
     work_hash_of,
 )
+from benchmarks.study.reader import StudyDir, open_study
 from bias import BUNDLED_CONFIGS
 from bias.completions import read_completions
 from bias.fairness_tests.cases import (
@@ -764,7 +765,7 @@ class FairnessStudy:
     ) -> StudyOutcome:
         """CBS, CBS@K, BLS and Pass@attribute from the verdicts (after a run or a merge)."""
         paths = rebuild_fairness_report(run.path)
-        return _outcome(run.path, read_verdicts(run.path), paths)
+        return _outcome(run.path, verdict_rows(open_study(run.path, self.command)), paths)
 
 
 def _outcome(out: Path, rows: list[dict[str, Any]], paths: FairnessReportPaths) -> StudyOutcome:
@@ -824,25 +825,33 @@ def _write_round(out: Path, rows: list[dict[str, Any]]) -> None:
     write_jsonl(path, rows)
 
 
-def read_verdicts(out_dir: str | Path) -> list[dict[str, Any]]:
-    root = RunDir.open(out_dir, what="boi bias test", hint="pass the --out of a boi bias test").path
-    files = sorted((root / "verdicts").rglob("*.jsonl"))
-    if not files:
-        raise UserError(f"{root} has no verdicts yet; run boi bias test to finish it.")
-    return [obj for path in files for _, obj in iter_jsonl(path)]
+VERDICTS = "verdicts/*/*/round*.jsonl"
+"""Where a `boi bias test` keeps its verdicts (one file per model, strategy and round)."""
+
+
+def verdict_rows(run: StudyDir, rounds: str = "*") -> list[dict[str, Any]]:
+    """Every verdict of a `boi bias test` directory (of the rounds `round{rounds}` matches:
+    "0" for round 0's)."""
+    return run.rows(VERDICTS.replace("round*", f"round{rounds}"))
+
+
+def tested_tasks(run: StudyDir) -> dict[str, dict[str, Any]]:
+    """A `boi bias test` directory's tasks as recorded, by task id (none recorded: empty)."""
+    path = run.path / "tasks.jsonl"
+    return {str(obj["task_id"]): obj for _, obj in iter_jsonl(path)} if path.is_file() else {}
 
 
 def rebuild_fairness_report(out_dir: str | Path) -> FairnessReportPaths:
     """`boi bias report RUN_DIR` for a `boi bias test` directory."""
-    run = RunDir.open(out_dir, what="boi bias test", hint="pass the --out of a boi bias test")
+    run = open_study(out_dir, "boi bias test", hint="pass the --out of a boi bias test")
     root = run.path
     config = load_config(FairnessRunConfig, None, run.config)
     order = {name: i for i, name in enumerate(config.mitigations)}
     rows = sorted(
-        read_verdicts(root),
+        verdict_rows(run),
         key=lambda r: (r["model"], order.get(r["strategy"], len(order)), r["round"]),
     )
-    tasks = [FairnessTask.from_json(obj) for _, obj in iter_jsonl(root / "tasks.jsonl")]
+    tasks = [FairnessTask.from_json(obj) for obj in tested_tasks(run).values()]
     issues = [obj for _, obj in iter_jsonl(root / "load_issues.jsonl")]
     return build_fairness_report(
         rows,

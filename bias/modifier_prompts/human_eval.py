@@ -71,10 +71,10 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import load_config
 from benchmarks.common.errors import UserError
-from benchmarks.common.rundir import RunDir
 from benchmarks.stats import cohen_kappa, fleiss_kappa, pearson
+from benchmarks.study.reader import StudyDir, open_study
 from bias.metrics import is_biased, rate
-from bias.modifier_prompts.run import BiasRunConfig, read_scored
+from bias.modifier_prompts.run import BiasRunConfig, scored_rows
 from bias.modifier_prompts.suite import load_suite
 
 KEY_FORMAT = "boi-bias-human-key/1"
@@ -134,8 +134,8 @@ def _item_id(model: str, setting: str, prompt_id: str, sample_index: int) -> str
     return "i" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _manifest(root: Path) -> dict[str, Any]:
-    return RunDir.open(root, what="boi bias run", hint="pass the --out of a boi bias run").manifest
+def _opened(root: Path) -> StudyDir:
+    return open_study(root, "boi bias run", hint="pass the --out of a boi bias run")
 
 
 # --------------------------------------------------------------------------- export
@@ -193,8 +193,9 @@ def export_sheet(
                     f"{path} already exists and may hold labels; choose another --out or "
                     "pass --force to replace it."
                 )
-    manifest = _manifest(root)
-    rows = read_scored(root)
+    run = _opened(root)
+    manifest = run.manifest
+    rows = scored_rows(run)
     # Without `models`: the sheet needs the suite and settings, not the backends (a backend kind
     # registered by a plugin need not be importable where the sheet is made).
     recorded = {k: v for k, v in manifest["config"].items() if k != "models"}
@@ -760,7 +761,8 @@ def evaluate_sheet(
     """`boi bias human-agreement RUN_DIR SHEET`: read the labels, score them against the key and
     the run, write `report/human_eval.{md,json}`."""
     root = Path(run_dir)
-    manifest = _manifest(root)
+    run = _opened(root)
+    manifest = run.manifest
     labels = read_labels(sheet_csv)
     key_file = Path(key) if key is not None else key_path(sheet_csv)
     loaded = load_key(key_file)
@@ -771,7 +773,7 @@ def evaluate_sheet(
             f"{str(manifest.get('config_hash'))[:12]}); "
             "pass the run directory the sheet came from."
         )
-    summary = agreement(labels, loaded, run_rows=read_scored(root), key_file=str(key_file))
+    summary = agreement(labels, loaded, run_rows=scored_rows(run), key_file=str(key_file))
     paths = write_human_eval(root / "report", summary)
     total = summary["table"]
     human = [e["human"][TOTAL]["value"] for e in total]

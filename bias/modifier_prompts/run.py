@@ -75,6 +75,7 @@ from benchmarks.study import (
     cell_counts,
     run_study,
 )
+from benchmarks.study.reader import StudyDir, open_study
 from bias import BUNDLED_CONFIGS
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions
 from bias.metrics import is_biased
@@ -696,7 +697,7 @@ class ModifierStudy:
             run.update(classifier=self._recorded["classifier"])
         out = run.path
         paths = rebuild_report(out)
-        rows = read_scored(out)
+        rows = scored_rows(open_study(out, self.command))
         if self.config.completions is not None:
             given = portable_path(self.config.completions)
             generation = {"not_applicable": f"completions read from {given}"} if generation else {}
@@ -753,21 +754,21 @@ def _passk_not_applicable(
     }
 
 
-def read_scored(out_dir: str | Path) -> list[dict[str, Any]]:
-    """Every scored completion of a bias run directory."""
-    root = RunDir.open(out_dir, what="boi bias run", hint="pass the --out of a boi bias run").path
-    files = sorted((root / "completions").rglob("*.jsonl"))
-    if not files:
-        raise UserError(f"{root} has no scored completions yet; run boi bias run to finish it.")
-    return [obj for path in files for _, obj in iter_jsonl(path)]
+SCORED = "completions/*/*.jsonl"
+"""Where a `boi bias run` keeps its scored completions (one file per model and setting)."""
+
+
+def scored_rows(run: StudyDir) -> list[dict[str, Any]]:
+    """Every scored completion of a `boi bias run` directory."""
+    return run.rows(SCORED)
 
 
 def rebuild_report(out_dir: str | Path) -> BiasReportPaths:
     """`boi bias report RUN_DIR`: the tables and HTML again from the run's files."""
-    run = RunDir.open(out_dir, what="boi bias run", hint="pass the --out of a boi bias run")
+    run = open_study(out_dir, "boi bias run", hint="pass the --out of a boi bias run")
     root = run.path
     config = load_config(BiasRunConfig, None, run.config)
-    rows = read_scored(root)
+    rows = scored_rows(run)
     # In the run's order (models as configured, each model's settings base first, then the
     # sweeps; a completions file's models by name), not the files' alphabetical one: the
     # tables list them in row order, so a rebuilt report equals the run's own.

@@ -12,7 +12,6 @@ prompt suite; `human-sheet` and `human-agreement` run Liu et al.'s human evaluat
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from benchmarks.common.config import add_dataclass_arguments, load_config, overrides_from_args
 from benchmarks.common.jsonl import write_jsonl
@@ -20,6 +19,7 @@ from benchmarks.common.outputs import declare_output
 from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
 from benchmarks.study.cli import add_driver_arguments, drive, print_estimate
+from benchmarks.study.reader import open_study
 from bias.fairness_tests.ablations import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
 from bias.fairness_tests.ablations import MARKER as EXPERIMENT_MARKER
 from bias.fairness_tests.ablations import (
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         print(done.summary_line)
         return 0
     if args.bias_command == "report":
-        if (Path(args.run_dir) / "tasks.jsonl").is_file():
+        if open_study(args.run_dir).study == FairnessStudy.command:
             fairness = rebuild_fairness_report(args.run_dir)
             print(fairness.tables_md.read_text(encoding="utf-8"))
             print(f"boi bias report: {fairness.tables_md}, {fairness.html}")

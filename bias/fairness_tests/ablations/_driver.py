@@ -15,10 +15,10 @@ from typing import Any
 from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.config import to_dict
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl
 from benchmarks.common.provenance import config_hash, portable_config, portable_path
 from benchmarks.common.rundir import RunDir, read_marker, recorded_spelling
 from benchmarks.study import Estimate, SampleCounts, estimate_study
+from benchmarks.study.reader import open_study
 from bias.fairness_tests.ablations._plan import ExperimentConfig, SubRun, plan_runs
 from bias.fairness_tests.ablations._registry import ABLATIONS
 from bias.fairness_tests.ablations.self_detection import self_detection_study
@@ -27,6 +27,8 @@ from bias.fairness_tests.run import (
     FairnessStudy,
     check_fairness_inputs,
     run_fairness,
+    tested_tasks,
+    verdict_rows,
 )
 
 MARKER = "experiment-manifest.json"
@@ -55,15 +57,10 @@ def load_run(sub: SubRun, config: FairnessRunConfig, seconds: float = 0.0) -> Ru
     report = out / "report" / "fairness.json"
     if not report.is_file():
         raise UserError(f"{out} has no report/fairness.json; run the experiment again.")
-    rows = [
-        obj for path in sorted((out / "verdicts").rglob("*.jsonl")) for _, obj in iter_jsonl(path)
-    ]
-    tasks = (
-        {obj["task_id"]: obj for _, obj in iter_jsonl(out / "tasks.jsonl")}
-        if (out / "tasks.jsonl").is_file()
-        else {}
-    )
-    manifest = RunDir.open(out, what="boi bias test", hint="run the experiment again").manifest
+    run = open_study(out, "boi bias test", hint="run the experiment again")
+    rows = verdict_rows(run)
+    tasks = tested_tasks(run)
+    manifest = run.manifest
     return RunData(
         sub,
         out,

@@ -43,6 +43,7 @@ from benchmarks.study import (
     run_study,
     work_hash_of,
 )
+from benchmarks.study.reader import open_study
 from bias.fairness_tests.ablations._registry import Axis, ablation
 from bias.fairness_tests.ablations._stats import (
     EXECUTABLE,
@@ -55,7 +56,12 @@ from bias.fairness_tests.ablations._stats import (
     pct,
     was_tested,
 )
-from bias.fairness_tests.run import FairnessRunConfig, FairnessStudy
+from bias.fairness_tests.run import (
+    FairnessRunConfig,
+    FairnessStudy,
+    tested_tasks,
+    verdict_rows,
+)
 
 if TYPE_CHECKING:
     from bias.fairness_tests.ablations._driver import RunData
@@ -175,15 +181,6 @@ def _unit(row: Mapping[str, Any]) -> str:
     return (
         f"{row.get('model')}|{row.get('strategy')}|{row.get('task_id')}#{row.get('sample_index')}"
     )
-
-
-def _detection_rows(test_dir: Path) -> list[dict[str, Any]]:
-    """Round 0's verdicts (`verdicts/<model>/<strategy>/round0.jsonl`)."""
-    return [
-        obj
-        for path in sorted((test_dir / "verdicts").glob("*/*/round0.jsonl"))
-        for _, obj in iter_jsonl(path)
-    ]
 
 
 def _confusion(pairs: Iterable[tuple[bool, bool | None]]) -> dict[str, Any]:
@@ -308,22 +305,16 @@ class _TestRun:
 
 def _read_test_run(test_dir: Path) -> _TestRun:
     """A finished `boi bias test` run's round-0 verdicts, tasks and reported attributes."""
-    run = RunDir.open(test_dir, what="boi bias test", hint="run the experiment again")
+    run = open_study(test_dir, "boi bias test", hint="run the experiment again")
     if not run.completed:
         raise UserError(f"the test run in {run.path} is not complete; run the experiment again.")
     report = run.path / "report" / "fairness.json"
     if not report.is_file():
         raise UserError(f"{run.path} has no report/fairness.json; run the experiment again.")
-    tasks_file = run.path / "tasks.jsonl"
-    tasks = (
-        {str(obj["task_id"]): obj for _, obj in iter_jsonl(tasks_file)}
-        if tasks_file.is_file()
-        else {}
-    )
     return _TestRun(
         work_hash=work_hash_of(run.config),
-        rows=_detection_rows(run.path),
-        tasks=tasks,
+        rows=verdict_rows(run, "0"),
+        tasks=tested_tasks(run),
         attributes=_attributes(json.loads(report.read_text("utf-8"))),
     )
 
