@@ -16,12 +16,19 @@ import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from benchmarks.common.progress import stage
 from benchmarks.generation._backend import Backend, check_seeds, sample_verb
 from benchmarks.generation._cache import generate_samples
 from benchmarks.generation._decoding import DecodingConfig
-from benchmarks.generation.replies import EXTRACTED, NO_CODE, TRUNCATED, ReplyReading
+from benchmarks.generation.replies import (
+    EXTRACTED,
+    NO_CODE,
+    TRUNCATED,
+    ReplyReading,
+    read_completion_reply,
+)
 
 
 @dataclass(frozen=True)
@@ -39,19 +46,46 @@ class Sample:
     seed: int
     sample_index: int
     """seed_index * n + i: unique across the seeds of one decoding."""
-    completion: str
-    """Post-processed (cut at the stops, the body taken out of a chat reply)."""
     raw: str
     """As the model wrote it (what the generation cache stores)."""
-    reading: ReplyReading | None = None
-    """How `raw` was read into `completion` (`benchmarks.generation.replies`)."""
-    chat: bool = False
-    """Whether `raw` was read for code (a chat reply, or a continuation read for its helpers:
-    decoding `keep_helpers`) rather than taken as it is up to the stops."""
+    prompt: str = ""
+    decoding: DecodingConfig | None = None
+    """How it was generated; None for a sample made elsewhere (a completions file's), whose
+    text is taken as it is."""
     ordinal: tuple[int, int] | None = None
     """Where the sample stands in the unsharded run (the cell's place, the sample's place in
     the cell), set by the study driver: the rows judged from it carry it, and a merge puts the
     shards' rows in this order (`benchmarks.study`)."""
+
+    @cached_property
+    def reading(self) -> ReplyReading | None:
+        """How `raw` reads as a completion of `prompt` (`read_completion_reply`: cut at the
+        stops, the code taken out of a chat reply), read when a judge first asks, never by the
+        sampling loop: a study that reads its replies its own way (a fairness test's method)
+        reads them once. None for a sample made elsewhere."""
+        decoding = self.decoding
+        if decoding is None:
+            return None
+        return read_completion_reply(
+            self.raw,
+            self.prompt,
+            chat=decoding.chat,
+            stop=decoding.generation_stop,
+            helpers=decoding.keep_helpers,
+            language=decoding.language,
+        )
+
+    @property
+    def completion(self) -> str:
+        """The code to judge: the reading's, or a given sample's text."""
+        return self.raw if self.reading is None else self.reading.completion
+
+    @property
+    def chat(self) -> bool:
+        """Whether `raw` is read for code (a chat reply, or a continuation read for its
+        helpers: decoding `keep_helpers`) rather than taken as it is up to the stops."""
+        decoding = self.decoding
+        return decoding is not None and (decoding.chat or decoding.keep_helpers)
 
     def reply_fields(self) -> dict[str, str]:
         """How a chat reply was read, as result-row fields (`reply_status`, `reply_shape`, and
@@ -70,8 +104,6 @@ class SamplingTotals:
     unique_samples: int = 0
     cache_hits: int = 0
     generated: int = 0
-    empty: int = 0
-    """Completions empty after post-processing (they count as failures)."""
 
     def add(self, other: SamplingTotals) -> None:
         for name, value in other.to_json().items():
@@ -123,41 +155,33 @@ def sample_prompts(
                     unique_samples=outcome.unique_samples,
                     cache_hits=outcome.cache_hits,
                     generated=outcome.generated,
-                    empty=len(outcome.empty),
                 )
             )
-            for prompt_id in group.prompts:
-                completions = outcome.completions[prompt_id]
-                raws = outcome.raw[prompt_id]
-                readings = outcome.readings[prompt_id]
-                for index, (completion, raw, reading) in enumerate(
-                    zip(completions, raws, readings, strict=True)
-                ):
+            for prompt_id, text in group.prompts.items():
+                for index, raw in enumerate(outcome.raw[prompt_id]):
                     number = seed_index * decoding.n + index
-                    samples.append(
-                        Sample(
-                            prompt_id,
-                            seed,
-                            number,
-                            completion,
-                            raw,
-                            reading,
-                            decoding.chat or decoding.keep_helpers,
-                        )
-                    )
+                    samples.append(Sample(prompt_id, seed, number, raw, text, decoding))
     return samples, totals
 
 
 def unread_replies_warning(samples: Sequence[Sample], what: str) -> str | None:
-    """A warning line when chat replies among `samples` gave no code to test (None when every
-    reply was read): a model that cannot code and a reader that cannot read look alike in the
-    numbers, so a run says how many replies count as failures without running."""
+    """A warning line when replies among `samples` gave no code to test (None when every one
+    did): a model that cannot code and a reader that cannot read look alike in the numbers,
+    so a run says how many replies count as failures without running. Chat replies are
+    counted by how they were read; continuations when empty once cut at the stops."""
     read = Counter(s.reading.status for s in samples if s.chat and s.reading is not None)
     unread = sum(n for status, n in read.items() if status != EXTRACTED)
-    if not unread:
-        return None
-    return (
-        f"warning: {unread} of {sum(read.values())} chat replies from {what} gave no code to "
-        f"test ({read.get(NO_CODE, 0)} without the code asked for, {read.get(TRUNCATED, 0)} "
-        "cut off); they count as failures (report: How replies were read)"
-    )
+    if unread:
+        return (
+            f"warning: {unread} of {sum(read.values())} chat replies from {what} gave no code "
+            f"to test ({read.get(NO_CODE, 0)} without the code asked for, "
+            f"{read.get(TRUNCATED, 0)} cut off); they count as failures (report: How replies "
+            "were read)"
+        )
+    empty = sum(1 for s in samples if s.decoding is not None and not s.completion.strip())
+    if empty:
+        return (
+            f"warning: {empty} completions from {what} are empty after post-processing; they "
+            "count as failures"
+        )
+    return None

@@ -45,7 +45,6 @@ from benchmarks.generation import (
     load_backend,
     sample_prompts,
     sample_verb,
-    unread_replies_warning,
 )
 from benchmarks.study.shards import Shard, parse_shard
 
@@ -518,15 +517,6 @@ def run_study(
             backend = loaded[1]
         samples, made = _samples_of(cell, place, backend, run, owned, prefix)
         totals.add(made)
-        if cell.backend is not None:
-            unread = unread_replies_warning(samples, f"{cell.model} ({cell.setting})")
-            if unread:
-                log(f"  {unread}")
-            elif made.empty:
-                log(
-                    f"  warning: {made.empty} completions from {cell.model} ({cell.setting}) "
-                    "are empty after post-processing; they count as failures"
-                )
         study.judge(dataclasses.replace(cell, place=place), samples, run)
     loaded = None
     generation: dict[str, Any] = totals.to_json()

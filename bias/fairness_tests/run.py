@@ -584,8 +584,7 @@ class FairnessStudy:
         if inputs.from_file is not None:
             for label, entries in inputs.from_file.items():
                 given = tuple(
-                    Sample(e["task_id"], 0, e["sample_index"], e["reply"], e["reply"])
-                    for e in entries
+                    Sample(e["task_id"], 0, e["sample_index"], e["reply"]) for e in entries
                 )
                 round_zero = _Attempt("none", 0, config.completions_chat)
                 yield Cell(label, "none", given=given, unit_of=unit_of, context=round_zero)

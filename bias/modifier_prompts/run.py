@@ -61,6 +61,7 @@ from benchmarks.generation import (
     PromptGroup,
     Sample,
     check_models,
+    unread_replies_warning,
 )
 from benchmarks.loaders import dataset_help, load_benchmark
 from benchmarks.passk import mean_pass_at_k
@@ -555,8 +556,7 @@ class ModifierStudy:
         if self._given is not None:
             for label, samples in self._given.items():
                 given = tuple(
-                    Sample(s["prompt_id"], 0, s["sample_index"], s["completion"], s["completion"])
-                    for s in samples
+                    Sample(s["prompt_id"], 0, s["sample_index"], s["completion"]) for s in samples
                 )
                 yield Cell(label, GIVEN_SETTING, given=given, unit_of=unit_of, executed=False)
             return
@@ -633,6 +633,9 @@ class ModifierStudy:
                 for s in samples
             ]
             stage_name = f"score {label} {cell.setting}"
+            unread = unread_replies_warning(samples, f"{label} ({cell.setting})")
+            if unread:
+                run.log(f"  {unread}")
         assert self.suite is not None and self.classifier is not None
         prompts = {p.prompt_id: p for p in self.suite.prompts}
         cache = ScoreCache(out / "scores.jsonl", self.classifier)

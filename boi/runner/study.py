@@ -14,7 +14,14 @@ from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import config_hash, portable_config, prompts_sha256
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import execute_samples
-from benchmarks.generation import Backend, BackendSpec, GenerationCache, Sample, SamplingTotals
+from benchmarks.generation import (
+    Backend,
+    BackendSpec,
+    GenerationCache,
+    Sample,
+    SamplingTotals,
+    unread_replies_warning,
+)
 from benchmarks.loaders import LoadResult
 from benchmarks.problem import Problem
 from benchmarks.report import results_files
@@ -214,6 +221,9 @@ class RobustnessStudy:
             }
             for s in samples
         ]
+        unread = unread_replies_warning(samples, f"{cell.model} ({cell.setting})")
+        if unread:
+            run.log(f"  {unread}")
         path = run.path / "results" / cell.model / f"{path_slug(cell.setting)}.jsonl"
         with stage(f"execute {cell.model} {cell.setting}", run.log, run.timings, "boi run"):
             report = execute_samples(
