@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from benchmarks.common.errors import UserError
-from benchmarks.generation import DecodingConfig, GenerationCache, generate_samples
+from benchmarks.generation import (
+    DecodingConfig,
+    GenerationCache,
+    PromptGroup,
+    generate_samples,
+    sample_prompts,
+    unread_replies_warning,
+)
 from tests.generation_fakes import CountingBackend
 
 PROMPT_A = 'def f(x):\n    """Return x."""\n'
@@ -158,7 +165,13 @@ def test_empty_completions_are_kept_and_reported(tmp_path):
     )
     assert outcome.completions["B"] == [""] * 5
     assert outcome.empty == [("B", i) for i in range(5)]
-    assert "5 empty completions" in outcome.summary()
+    # Reported where the samples are judged (the sampling loop reads no reply).
+    samples, _ = sample_prompts(
+        backend, [PromptGroup({"A": PROMPT_A, "B": PROMPT_B}, DECODING)], [0], tmp_path / "c.jsonl"
+    )
+    assert "reading" not in vars(samples[0])
+    warning = unread_replies_warning(samples, "m")
+    assert warning is not None and "5 completions from m are empty" in warning
 
 
 def test_bad_cache_file_and_no_prompts(tmp_path):
