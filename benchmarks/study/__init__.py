@@ -66,6 +66,7 @@ __all__ = [
     "check_claim",
     "claim_study",
     "estimate_study",
+    "identity_hashes",
     "parse_shard",
     "run_study",
     "study_path",
@@ -90,15 +91,34 @@ class StudyOutcome:
     """The study's report paths (None for a shard, which has no report)."""
 
 
+def identity_hashes(
+    identity: Mapping[str, Any], content: Mapping[str, Any] | None = None
+) -> tuple[str, str]:
+    """Every study's identity, one recipe: the hash of what decides the run (`identity`, with
+    `out_dir` as the run first spelled it; `content`: digests of files it belongs to, beside
+    it), and the work hash, the same without `out_dir` (the shards of one run share it, and
+    `boi merge` checks it)."""
+    work = {k: v for k, v in identity.items() if k != "out_dir"}
+    if content is None:
+        return config_hash(dict(identity)), config_hash(work)
+    return (
+        config_hash({"config": dict(identity), **content}),
+        config_hash({"config": work, **content}),
+    )
+
+
 @dataclass(frozen=True)
 class ClaimSpec:
     """How a study's run directory is claimed: the config as recorded (with `out_dir` as the
-    run first spelled it), its hash, the hash of the work without `out_dir` (shards of one run
-    share it), the input files recorded with their sha256, and more manifest fields."""
+    run first spelled it), the identity its hashes are of (`identity_hashes`), the input files
+    recorded with their sha256, and more manifest fields."""
 
     config: dict[str, Any]
-    digest: str
-    work_hash: str
+    identity: Mapping[str, Any]
+    """What decides the run's numbers (the config, or the part of it that does), out_dir
+    included."""
+    content: Mapping[str, Any] | None = None
+    """Digests of files the run belongs to, hashed beside the identity (a completions file's)."""
     inputs: dict[str, str] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     unchanged: str = ""
@@ -108,6 +128,14 @@ class ClaimSpec:
     recorded: dict[str, Any] | None = None
     """The config as the manifest records it when that is not `config` (paths made portable,
     `benchmarks.common.provenance.portable_config`); its hashes are `digest` and `work_hash`."""
+
+    @property
+    def digest(self) -> str:
+        return identity_hashes(self.identity, self.content)[0]
+
+    @property
+    def work_hash(self) -> str:
+        return identity_hashes(self.identity, self.content)[1]
 
 
 @dataclass
@@ -584,8 +612,3 @@ def estimate_study(
     estimate.tokens_per_second = tokens_per_second
     estimate.gpus = gpus
     return estimate
-
-
-def work_hash_of(identity: Mapping[str, Any]) -> str:
-    """The hash of what a run computes: its identity without where it is written."""
-    return config_hash({k: v for k, v in identity.items() if k != "out_dir"})

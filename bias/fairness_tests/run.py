@@ -53,7 +53,6 @@ from benchmarks.study import (
     StudyOutcome,
     StudyRun,
     run_study,
-    work_hash_of,
 )
 from benchmarks.study.reader import StudyDir, open_study
 from bias import BUNDLED_CONFIGS
@@ -537,8 +536,7 @@ class FairnessStudy:
         inputs = {"data": self.config.data, "completions": self.config.completions}
         return ClaimSpec(
             config=config_json,
-            digest=config_hash(recorded),
-            work_hash=work_hash_of(recorded),
+            identity=recorded,
             inputs={name: path for name, path in inputs.items() if path},
             record={"seeds": list(self.config.seeds)},
             # Written with the paths as typed (before they were recorded portably): still this

@@ -47,7 +47,6 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import KeyedLog, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
 from benchmarks.common.provenance import (
-    config_hash,
     file_sha256,
     portable_config,
     portable_path,
@@ -74,6 +73,7 @@ from benchmarks.study import (
     StudyOutcome,
     StudyRun,
     cell_counts,
+    identity_hashes,
     run_study,
 )
 from benchmarks.study.reader import StudyDir, open_study
@@ -423,30 +423,21 @@ class ModifierStudy:
         recorded = portable_config(config_json)
         sha256 = self._sha256()
 
-        def hashes(config: dict[str, Any]) -> tuple[str, str]:
-            work = {k: v for k, v in config.items() if k != "out_dir"}
-            if sha256 is None:
-                return config_hash(config), config_hash(work)
-            # The run belongs to the file's content: an edited file is another run.
-            return (
-                config_hash({"config": config, "completions_sha256": sha256}),
-                config_hash({"config": work, "completions_sha256": sha256}),
-            )
-
-        digest, work_digest = hashes(recorded)
+        content = None if sha256 is None else {"completions_sha256": sha256}
+        # The run belongs to the file's content: an edited file is another run.
         inputs = {"completions": self.config.completions} if sha256 is not None else {}
         # The suite files by content (the run keeps copies of them, checked against these).
         inputs |= {_suite_input(part): str(p) for part, p in suite_paths(self.config.suite).items()}
         return ClaimSpec(
             config=config_json,
-            digest=digest,
-            work_hash=work_digest,
+            identity=recorded,
+            content=content,
             inputs={k: v for k, v in inputs.items() if v is not None},
             record={"seeds": list(self.config.seeds), "suite_files": self._suite_files()},
             unchanged=" (the completions file changed)",
             # Written with the paths as typed (before they were recorded portably): still this
             # run, so older directories resume.
-            also_accepted=(hashes(config_json)[0],),
+            also_accepted=(identity_hashes(config_json, content)[0],),
             recorded=recorded,
         )
 

@@ -12,10 +12,11 @@ from typing import Any
 from benchmarks.common.config import from_mapping, load_yaml, to_dict
 from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
-from benchmarks.common.provenance import config_hash, file_sha256, portable_config
+from benchmarks.common.provenance import file_sha256, portable_config
 from benchmarks.execution import ExecutionConfig
 from benchmarks.generation import BackendSpec, DecodingConfig, backend_class
 from benchmarks.loaders import dataset_help
+from benchmarks.study import identity_hashes
 from critic.spec import CriticSpec
 from perturb.catalogue import PerturbConfig
 
@@ -375,12 +376,11 @@ def run_identity(
 
 
 def run_hash(config: RunConfig, digests: Mapping[str, Any] | None = None) -> str:
-    """The run directory's config hash: of `run_identity`."""
-    return config_hash(run_identity(config, digests=digests))
+    """The run directory's config hash: of `run_identity` (`identity_hashes`)."""
+    return identity_hashes(run_identity(config, digests=digests))[0]
 
 
 def work_hash(config: RunConfig, digests: Mapping[str, Any] | None = None) -> str:
-    """The hash of what a run computes: its identity without where it is written. The shards
-    of one run share it (each has its own out_dir), and `boi merge` checks it."""
-    identity = run_identity(config, digests=digests)
-    return config_hash({k: v for k, v in identity.items() if k != "out_dir"})
+    """The hash of what a run computes: its identity without where it is written
+    (`identity_hashes`). The shards of one run share it, and `boi merge` checks it."""
+    return identity_hashes(run_identity(config, digests=digests))[1]

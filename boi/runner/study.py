@@ -41,9 +41,7 @@ from boi.runner.config import (
     RunConfig,
     content_digests,
     load_run_config,
-    run_hash,
     run_identity,
-    work_hash,
 )
 from boi.runner.report import build_run_report, read_run_report_inputs, summary_line
 from boi.runner.stages import (
@@ -108,8 +106,7 @@ class RobustnessStudy:
         digests = self._digests()
         return ClaimSpec(
             config=config.to_json(),
-            digest=run_hash(config, digests),
-            work_hash=work_hash(config, digests),
+            identity=run_identity(config, digests=digests),
             inputs={
                 **{d.label: d.data for d in config.datasets if d.data},
                 **(

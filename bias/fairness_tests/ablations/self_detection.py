@@ -40,8 +40,8 @@ from benchmarks.study import (
     StudyRun,
     cell_counts,
     estimate_study,
+    identity_hashes,
     run_study,
-    work_hash_of,
 )
 from benchmarks.study.reader import open_study
 from bias.fairness_tests.ablations._registry import Axis, ablation
@@ -312,7 +312,7 @@ def _read_test_run(test_dir: Path) -> _TestRun:
     if not report.is_file():
         raise UserError(f"{run.path} has no report/fairness.json; run the experiment again.")
     return _TestRun(
-        work_hash=work_hash_of(run.config),
+        work_hash=identity_hashes(run.config)[1],
         rows=verdict_rows(run, "0"),
         tasks=tested_tasks(run),
         attributes=_attributes(json.loads(report.read_text("utf-8"))),
@@ -370,12 +370,13 @@ class SelfDetectionStudy:
         older = (
             ()
             if self.test is None
-            else (config_hash({**identity, "test_work_hash": work_hash_of(to_dict(self.test))}),)
+            else (
+                config_hash({**identity, "test_work_hash": identity_hashes(to_dict(self.test))[1]}),
+            )
         )
         return ClaimSpec(
             config=config_json,
-            digest=config_hash(identity),
-            work_hash=work_hash_of(identity),
+            identity=identity,
             record={
                 "seeds": list(self.config.seeds),
                 "test_run": {"out_dir": self.config.test_dir, "work_hash": tested.work_hash},
