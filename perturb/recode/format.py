@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from benchmarks.problem import Block, Problem
@@ -350,6 +350,24 @@ def _base(problem: Problem) -> tuple[Problem, dict[str, object]] | NotApplicable
     return partial
 
 
+def _partial_edits(
+    problem: Problem, edits_of: Callable[[str, str], list[Edit]], failure: str
+) -> tuple[Problem, list[Edit], dict[str, object]] | NotApplicable:
+    """The partial problem (`_base`), the edits `edits_of(prompt, entry_point)` makes to its
+    prompt, and its lineage: what `_variant` takes. `edits_of` raises ValueError where ReCode's
+    edit does not apply; that is NotApplicable, `failure` formatted with the error as `{err}`."""
+    base = _base(problem)
+    if isinstance(base, NotApplicable):
+        return base
+    partial, lineage = base
+    assert partial.entry_point is not None  # _base refuses stdio problems
+    try:
+        edits = edits_of(partial.prompt, partial.entry_point)
+    except ValueError as err:
+        return NotApplicable(failure.format(err=err))
+    return partial, edits, lineage
+
+
 def _variant(
     problem: Problem,
     edits: list[Edit],
@@ -413,15 +431,10 @@ def _unit_edits(code: str, unit: str) -> list[Edit]:
 def format_split_lines(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """ReCode split_lines: the longest code line of the prompt split in the middle of its words
     with a backslash continuation."""
-    base = _base(problem)
-    if isinstance(base, NotApplicable):
-        return base
-    partial, lineage = base
-    assert partial.entry_point is not None
-    try:
-        edits = split_lines_edits(partial.prompt, partial.entry_point)
-    except ValueError as err:
-        return NotApplicable(f"ReCode's line split fails here ({err})")
+    found = _partial_edits(problem, split_lines_edits, "ReCode's line split fails here ({err})")
+    if isinstance(found, NotApplicable):
+        return found
+    partial, edits, lineage = found
     if not edits:
         return NotApplicable("no code line with two or more words to split")
     solution = partial.canonical_solution or ""
@@ -439,16 +452,12 @@ def format_split_lines(problem: Problem, keywords: KeywordAnalysis | None) -> Va
 @transform("format_doc_to_comments", "1", family=FAMILY, recode="doc2comments", baseline=BASELINE)
 def format_doc_to_comments(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """ReCode doc2comments: the docstring becomes `#` comment lines."""
-    base = _base(problem)
-    if isinstance(base, NotApplicable):
-        return base
-    partial, lineage = base
-    assert partial.entry_point is not None
-    try:
-        edits = doc_to_comments_edits(partial.prompt, partial.entry_point)
-    except ValueError as err:
-        return NotApplicable(f"the docstring cannot become comments ({err})")
-    return _variant(partial, edits, lineage)
+    found = _partial_edits(
+        problem, doc_to_comments_edits, "the docstring cannot become comments ({err})"
+    )
+    if isinstance(found, NotApplicable):
+        return found
+    return _variant(*found)
 
 
 @transform("format_new_lines", "1", family=FAMILY, recode="new_lines", baseline=BASELINE)
@@ -489,13 +498,7 @@ def format_new_line_after_code(problem: Problem, keywords: KeywordAnalysis | Non
 )
 def format_new_line_after_doc(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """ReCode new_line_afterdoc: a blank line after the docstring's closing quotes."""
-    base = _base(problem)
-    if isinstance(base, NotApplicable):
-        return base
-    partial, lineage = base
-    assert partial.entry_point is not None
-    try:
-        edits = new_line_after_doc_edits(partial.prompt, partial.entry_point)
-    except ValueError as err:
-        return NotApplicable(str(err))
-    return _variant(partial, edits, lineage)
+    found = _partial_edits(problem, new_line_after_doc_edits, "{err}")
+    if isinstance(found, NotApplicable):
+        return found
+    return _variant(*found)
