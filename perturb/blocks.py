@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from benchmarks.problem import BLOCK_KINDS, Block, Problem
-from perturb.clike import CommentSplitError, split_comment_prompt
+from perturb.clike import CommentSplitError, _line_start, block_start, split_comment_prompt
 from perturb.docstring_sections import section_cuts
 from perturb.statement_sections import statement_cuts
 
@@ -41,10 +41,6 @@ def _char_offset(prompt: str, line_starts: list[int], lineno: int, byte_col: int
     start = line_starts[lineno - 1]
     line = prompt[start : line_starts[lineno] if lineno < len(line_starts) else len(prompt)]
     return start + len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
-
-def _line_start(text: str, offset: int) -> int:
-    return text.rfind("\n", 0, offset) + 1
 
 
 def _cut(prompt: str, cuts: list[tuple[str, int]]) -> tuple[Block, ...]:
@@ -95,9 +91,7 @@ def _example_start(prompt: str, start: int, end: int, name: str) -> int | None:
     for pattern in (marker, call):
         match = pattern.search(doc)
         if match:
-            line_start = _line_start(doc, match.start(1))
-            opening_line = doc[line_start : match.start(1)].strip()
-            return start + (match.start(1) if opening_line else line_start)
+            return start + block_start(doc, match.start(1))
     return None
 
 
@@ -141,23 +135,14 @@ def split_function_prompt(prompt: str) -> Split:
     doc_end = _char_offset(prompt, line_starts, doc_node.end_lineno, doc_node.end_col_offset)
     if doc_end > len(prompt):
         raise SplitError("the docstring is not closed inside the prompt")
-    description_start = (
-        doc_start
-        if prompt[_line_start(prompt, doc_start) : doc_start].strip()
-        else _line_start(prompt, doc_start)
-    )
+    description_start = block_start(prompt, doc_start)
     quote = (
         prompt[doc_end - 3 : doc_end]
         if prompt[doc_end - 3 : doc_end] in ('"""', "'''")
         else prompt[doc_end - 1]
     )
     closing = doc_end - len(quote)
-    suffix_start = (
-        _line_start(prompt, closing)
-        if not prompt[_line_start(prompt, closing) : closing].strip()
-        else closing
-    )
-    suffix_start = max(suffix_start, doc_start + 1)
+    suffix_start = max(block_start(prompt, closing), doc_start + 1)
     examples_start = _example_start(prompt, doc_start, closing, func.name)
     if examples_start is None:
         absent["examples"] = (

@@ -61,6 +61,15 @@ def _line_start(text: str, offset: int) -> int:
     return text.rfind("\n", 0, offset) + 1
 
 
+def block_start(text: str, offset: int) -> int:
+    """Where a block whose text begins at `offset` starts: at its line's start when only blanks
+    stand before it there (the block takes its indentation along), else at `offset` itself
+    (it shares its line with what comes before). The Python splitter (`perturb.blocks`, which
+    imports this module) cuts its docstrings by the same rule."""
+    line_start = _line_start(text, offset)
+    return offset if text[line_start:offset].strip() else line_start
+
+
 def _line_end(text: str, offset: int) -> int:
     """The offset just after the newline that ends `offset`'s line (or the end of `text`)."""
     newline = text.find("\n", offset)
@@ -153,18 +162,11 @@ def split_comment_prompt(problem: Problem) -> tuple[list[tuple[str, int]], dict[
         absent = {"description": reason, "examples": reason}
         return [("prefix", 0), ("name", def_start)], absent
     start, end = comment
-    description_start = (
-        start if prompt[_line_start(prompt, start) : start].strip() else _line_start(prompt, start)
-    )
+    description_start = block_start(prompt, start)
     closing = language.block_comment[1] if language.block_comment else None
     if closing and prompt.endswith(closing, 0, end) and prompt.startswith("/*", start):
         marker = end - len(closing)
-        suffix_start = (
-            _line_start(prompt, marker)
-            if not prompt[_line_start(prompt, marker) : marker].strip()
-            else marker
-        )
-        suffix_start = max(suffix_start, description_start + 1)
+        suffix_start = max(block_start(prompt, marker), description_start + 1)
         suffix_end = (
             _line_end(prompt, end) if not prompt[end : _line_end(prompt, end)].strip() else end
         )
