@@ -1,27 +1,28 @@
-"""One driver for every study: what varies and how it is judged is the study's; the rest is here.
+"""One driver for every study: a study is data and a judge; the loop is here.
 
 A *study* is a kind of run: `boi run` (pass@k under each transformation, `boi.runner`),
 `boi bias run` (Liu et al.'s judgmental modifiers, `bias.modifier_prompts.run`) and
-`boi bias test` (executable fairness tests, `bias.fairness_tests.run`). It says what varies
-and how to judge it: its typed config, the units a shard may own (problems, prompts, tasks),
-how to run the units it is given over its models and settings, how to report, and which of its
-files a shard writes for the whole run and which it splits. This package owns everything else,
-written once for all of them:
+`boi bias test` (executable fairness tests, `bias.fairness_tests.run`). It declares:
 
-- claim / resume / refuse a run directory (`RunDir`), with the study's identity and the shard;
-- shards (`Shard`, `--shard I/N | auto | auto/N`): each shard runs the units dealt to it;
-- `merge_study` (`boi merge`): the shards of one run as one directory, equal to the unsharded
-  run's, byte for byte;
-- `run_study_on_ray` (`--ray`): the shards as Ray tasks, then the merge;
-- the cost estimate (`--dry-run`): `Estimate`, counted by the study before anything runs;
-- completions made elsewhere: the `completions` backend (`benchmarks.generation.given`), taken
-  by every study as a model;
-- the outcome (`StudyOutcome`) and the completed manifest.
+    units()               the ids a shard may own (problems, prompts, tasks)
+    cells()               per model, each setting: its prompt groups (each with its decoding)
+                          over its seeds, every prompt's unit; or samples given by a file
+    judge(cell, samples)  the sandbox's tests, the classifier, the fairness tables: rows, each
+                          with its sample's `ordinal`, written to the study's split files
+    report(run)           its tables and pages, from the run's files (a run's, a merge's)
 
-Adding a study is one class with the `Study` methods, a line in `boi.studies.STUDIES` (so that
-`boi merge` finds it) and its command, which calls `benchmarks.study.cli.drive`; a flag for every
-study is declared and carried out in `benchmarks.study.cli`, and what it changes in the driver
-is here.
+and the driver (`run_study`) does the rest, written once for all of them: claim / resume /
+refuse the run directory (`RunDir`) under the study's identity (`identity_hashes`, the one
+recipe); `prepare` (the whole-run files); every cell's model loaded once, its shard's units
+sampled through the generation cache (`sample_prompts`) and stamped with their `ordinal` (the
+cell's place, the sample's place in the unsharded cell); `judge`; the report. The estimate
+(`--dry-run`, `estimate_study`) counts the same `cells()`; a merge (`boi merge`,
+`merge_study`) orders the shards' rows by `ordinal`; Ray runs the shards as tasks
+(`run_study_on_ray`); completions made elsewhere come as the `completions` backend, or as a
+cell's `given` samples (a file of several models, each with its own count of samples).
+`StudyBase` gives a new study the defaults (its config's claim, model checks, no whole-run
+files, the estimate in plain words): adding one is a module and a line in
+`boi.studies.STUDIES` (tests/test_toy_study.py is one).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError
 from benchmarks.common.progress import stage
-from benchmarks.common.provenance import config_hash, portable_path
+from benchmarks.common.provenance import config_hash, portable_config, portable_path
 from benchmarks.common.rundir import RunDir, claim_run_dir, read_marker, recorded_spelling
 from benchmarks.generation import (
     Backend,
@@ -42,6 +44,7 @@ from benchmarks.generation import (
     PromptGroup,
     Sample,
     SamplingTotals,
+    check_models,
     load_backend,
     sample_prompts,
     sample_verb,
@@ -61,6 +64,7 @@ __all__ = [
     "Shard",
     "Study",
     "StudyOutcome",
+    "StudyBase",
     "StudyRun",
     "cell_counts",
     "check_claim",
@@ -325,8 +329,11 @@ class Study(Protocol):
 
     command: ClassVar[str]
     """The command that runs it ("boi run"): logs, manifests (`study`) and `boi merge`."""
-    log_prefix: ClassVar[str]
-    """What its log lines start with ("boi run", "boi bias")."""
+    @property
+    def log_prefix(self) -> str:
+        """What its log lines start with ("boi run", "boi bias")."""
+        ...
+
     whole_run_files: ClassVar[tuple[str, ...]]
     """Files every shard writes for the whole run (identical in every shard)."""
     split_files: ClassVar[tuple[str, ...]]
@@ -393,6 +400,69 @@ class Study(Protocol):
         """The report built from the run's files, after a run or a merge alike; `generation`
         is what sampling did (empty after a merge, which adds up its shards')."""
         ...
+
+
+class StudyBase:
+    """What most studies do the same way, for a study to inherit (and override): a config
+    dataclass `Config` with `out_dir`, `models` (backend specs) and `seeds`, claimed by that
+    config with portable paths, its models checked before the claim, no whole-run files, no
+    manifest fields of its own, the estimate in plain words. What is left is the study's own:
+    `command`, `split_files`, `units`, `cells`, `judge`, `report`."""
+
+    Config: ClassVar[type]
+    command: ClassVar[str]
+    whole_run_files: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: Any, recorded: Mapping[str, Any] | None = None) -> None:
+        self.config = config
+        # The manifest this study was rebuilt from (a shard's, for the merge), or None.
+        self._recorded = dict(recorded or {})
+
+    @property
+    def log_prefix(self) -> str:
+        return self.command
+
+    @classmethod
+    def from_config(
+        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
+    ) -> Any:
+        return cls(load_config(cls.Config, None, dict(config_json)), recorded)
+
+    def claim_spec(self, out_dir: str) -> ClaimSpec:
+        config_json = {**to_dict(self.config), "out_dir": out_dir}
+        # Recorded and hashed with portable paths (no machine's absolute path): the run is the
+        # same run from its manifest alone, wherever it is merged or resumed.
+        recorded = portable_config(config_json)
+        return ClaimSpec(
+            config=config_json,
+            identity=recorded,
+            record={"seeds": list(self.config.seeds)},
+            recorded=recorded,
+        )
+
+    def load(self, log: Callable[[str], None]) -> None:
+        check_models(self.config.models, self.config.seeds)
+
+    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
+        pass
+
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        pass
+
+    def record(self) -> dict[str, Any]:
+        return {}
+
+    def units(self) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
+        executed = sum(cell_counts(cell).requested for cell in cells if cell.executed)
+        return Estimate.of(
+            counts,
+            units=f"units: {len(self.units())}",
+            executions=executed,
+            cells=f"{len(self.config.models)} models x {len(self.config.seeds)} seeds",
+        )
 
 
 def study_path(study: Study | type[Study]) -> str:
@@ -567,6 +637,8 @@ def run_study(
         )
     with stage("report", log, run.timings, prefix):
         outcome = study.report(dir, generation, log)
+    if not outcome.generation:  # what sampling did, unless the study says it otherwise
+        outcome.generation = _generation_record(generation)
     outcome.record = {**study.record(), **outcome.record}
     dir.complete(generation=outcome.generation, **outcome.record)
     return outcome

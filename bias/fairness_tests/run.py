@@ -35,7 +35,6 @@ from benchmarks.common.provenance import config_hash, portable_config
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
-    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -50,6 +49,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
+    StudyBase,
     StudyOutcome,
     StudyRun,
     run_study,
@@ -501,7 +501,7 @@ def check_fairness_inputs(
     return FairnessInputs(tasks, issues, mitigations, strategies, from_file)
 
 
-class FairnessStudy:
+class FairnessStudy(StudyBase):
     """`boi bias test` as a study (`benchmarks.study`): its units are the tasks (a function
     task's category as one unit, `shard_unit`), its cells every model x mitigation strategy
     (round 0, then each strategy's feedback rounds), each sampled over the seeds and run in the
@@ -679,9 +679,6 @@ class FairnessStudy:
             context=_Attempt(strategy.name, round_number, config.decoding.chat, carried, parents),
         )
 
-    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
-        pass
-
     def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
         """Each reply read for the asked-for code and run as fairness tests in the sandbox;
         a feedback round's rows beside the replies it carried over."""
@@ -719,9 +716,6 @@ class FairnessStudy:
         self._judged[(cell.model, attempt.strategy, attempt.round)] = rows
         _write_round(run.path, rows)
         return rows
-
-    def record(self) -> dict[str, Any]:
-        return {}
 
     def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
         """Round 0: every task's prompt under each strategy, n samples per seed, each reply

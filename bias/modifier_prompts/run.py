@@ -54,7 +54,6 @@ from benchmarks.common.provenance import (
 from benchmarks.common.rundir import MANIFEST, RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
-    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -70,6 +69,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
+    StudyBase,
     StudyOutcome,
     StudyRun,
     cell_counts,
@@ -374,7 +374,7 @@ def _given_samples(
     return by_model
 
 
-class ModifierStudy:
+class ModifierStudy(StudyBase):
     """`boi bias run` as a study (`benchmarks.study`): its units are the suite's prompts (and
     the pass@k benchmark's problems), its cells every model x decoding setting (the sweeps),
     each sampled over the seeds, classified and read by the lexicon, reported as CBS/UFS/SD.
@@ -570,9 +570,6 @@ class ModifierStudy:
                     passk_units,
                     spec,
                 )
-
-    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
-        pass
 
     def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
         """pass@k's samples run in the sandbox; every other completion classified and read by

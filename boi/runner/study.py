@@ -32,6 +32,7 @@ from benchmarks.study import (
     Estimate,
     SampleCounts,
     Shard,
+    StudyBase,
     StudyOutcome,
     StudyRun,
     estimate_study,
@@ -55,7 +56,7 @@ from boi.runner.stages import (
 __all__ = ["RobustnessStudy", "RunOutcome", "estimate_run", "run_robustness"]
 
 
-class RobustnessStudy:
+class RobustnessStudy(StudyBase):
     """`boi run` as a study (`benchmarks.study`): its units are source problems (every variant
     of a problem in one shard), its cells every model x setting, each sampled over the seeds,
     executed in the sandbox and reported as pass@k per transformation."""

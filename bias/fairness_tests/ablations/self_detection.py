@@ -23,7 +23,6 @@ from benchmarks.common.jsonl import iter_jsonl, write_jsonl
 from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import MANIFEST, RunDir, read_marker
 from benchmarks.generation import (
-    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -36,6 +35,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
+    StudyBase,
     StudyOutcome,
     StudyRun,
     cell_counts,
@@ -324,7 +324,7 @@ def _test_finished(test_dir: Path) -> bool:
     return recorded is not None and bool(recorded.get("completed"))
 
 
-class SelfDetectionStudy:
+class SelfDetectionStudy(StudyBase):
     """Huang's self-detection (Table 9) as a study (`benchmarks.study`), run inside the
     `huang_self_detection` ablation once its test run is done: its units are the compared
     replies (round 0's fair or biased verdicts, `model|strategy|task_id#sample_index`), its
@@ -480,9 +480,6 @@ class SelfDetectionStudy:
                     executed=False,
                     context=dict(zip(prompts, rows, strict=True)),
                 )
-
-    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
-        pass
 
     def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
         """Each answer parsed (n=1: one per prompt) beside the verdict it is compared with."""
