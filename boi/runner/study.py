@@ -317,7 +317,7 @@ def estimate_run(
     gpus: int = 1,
 ) -> Estimate:
     """Count what `run_robustness(config)` will generate and execute, generating, executing
-    and writing nothing (`RobustnessStudy.estimate`)."""
+    and writing nothing (`estimate_study` over its cells)."""
     return estimate_study(
         RobustnessStudy(config), log, tokens_per_second=tokens_per_second, gpus=gpus
     )

@@ -160,8 +160,8 @@ def estimate_ablation(
     gpus: int = 1,
 ) -> Estimate:
     """`boi bias experiment --dry-run`: the sum of every sub-run's estimate (each a `boi bias
-    test` run, `FairnessStudy.estimate`), writing nothing; self-detection adds its study's
-    (`SelfDetectionStudy.estimate`: one generation per compared reply and question form)."""
+    test` run's `estimate_study`), writing nothing; self-detection adds its study's
+    (one generation per compared reply and question form)."""
     plan = plan_runs(config)
     configs = [
         config.base_config(**sub.changes, out_dir=str(Path(config.out_dir) / sub.label))
