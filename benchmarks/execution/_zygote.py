@@ -488,11 +488,7 @@ class Zygote:
 
     def _run_once(self, job: dict, stdin: bytes | None, timeout: float) -> dict:
         config = self.config
-        uid = self.isolation["sandbox_uid"]
-        scratch = self._new_scratch("s", uid)
-        nonce_r, keep_r = _nonce_pipes()
-        verdict_r, verdict_w = os.pipe()
-        program_r, program_w = os.pipe()
+        scratch = self._new_scratch("s", self.isolation["sandbox_uid"])
         stdout_fd = self.devnull
         stdin_fd = self.devnull
         if stdin is not None:
@@ -503,44 +499,25 @@ class Zygote:
         started = time.monotonic()
         deadline = started + timeout
         kind = "stdio" if stdin is not None else "program"
-        try:
-            child = self._spawn(
-                kind,
-                scratch,
-                timeout,
-                [stdin_fd, stdout_fd, nonce_r, verdict_w, program_r],
-                deadline,
-            )
-        except BaseException:
-            for fd in (keep_r, verdict_r, program_w):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (verdict_w, nonce_r, program_r):
-                os.close(fd)
-        try:
-            _wire.Channel(program_w).write(
-                job["program"].encode("utf-8", "surrogatepass"), deadline
-            )
-        except (TimeoutError, OSError):
-            pass  # the sample did not take its program: it fails or times out on its own
-        os.close(program_w)
-        nonce = os.read(keep_r, _wire.NONCE_BYTES)
-        os.close(keep_r)
-        status, timed_out, guard = self._wait_spawned(child, deadline)
-        duration = time.monotonic() - started
-        self._reap((child,))
-        verdict = _wire.Channel(verdict_r).read_to_end(_wire.MAX_VERDICT)
+        ran = self._run_fed(
+            kind,
+            scratch,
+            (stdin_fd, stdout_fd),
+            job["program"].encode("utf-8", "surrogatepass"),
+            timeout,
+            started,
+            deadline,
+        )
         stdout = b""
         if stdin is not None:
             os.close(stdin_fd)
             os.lseek(stdout_fd, 0, os.SEEK_SET)
             stdout = _wire.Channel(stdout_fd).read_to_end(int(config["max_output_mb"]) * 2**20 + 1)
         self._clear_scratch()
-        outcome = _judge(verdict, nonce, status, timed_out, timeout)
-        if guard is not None and guard.tripped:
-            outcome = guard.outcome()
-        outcome["run_seconds"] = round(duration, 4)
+        outcome = _judge(ran.verdict, ran.nonce, ran.status, ran.timed_out, timeout)
+        if ran.guard is not None and ran.guard.tripped:
+            outcome = ran.guard.outcome()
+        outcome["run_seconds"] = round(ran.duration, 4)
         if stdin is not None:
             outcome["stdout"] = stdout.decode("utf-8", "replace")
         return outcome
@@ -557,25 +534,57 @@ class Zygote:
                 "status": "error",
                 "result": f"error: this worker was not started for {toolchain} programs",
             }
-        uid = self.isolation["sandbox_uid"]
-        scratch = self._new_scratch("b", uid)
-        nonce_r, keep_r = _nonce_pipes()
-        verdict_r, verdict_w = os.pipe()
-        job_r, job_w = os.pipe()
+        scratch = self._new_scratch("b", self.isolation["sandbox_uid"])
         started = time.monotonic()
         compile_timeout = float(job["compile_timeout"])
         # The builder's own step deadlines come first; this one only catches a builder that
         # stopped answering (a program that stopped it, say).
         deadline = started + compile_timeout + timeout + BUILD_GRACE_SECONDS
         request_timeout = compile_timeout + timeout + BUILD_GRACE_SECONDS
+        build = {
+            key: job[key]
+            for key in ("files", "compile", "run", "env", "end_marker", "assert_failure")
+        }
+        build.update(compile_timeout=compile_timeout, run_timeout=timeout)
+        ran = self._run_fed(
+            "build",
+            scratch,
+            (self.devnull, self.devnull),
+            json.dumps(build).encode("utf-8", "surrogatepass"),
+            request_timeout,
+            started,
+            deadline,
+            toolchain=toolchain,
+        )
+        self._clear_scratch()
+        outcome = _judge_build(ran.verdict, ran.nonce, ran.status, ran.timed_out, timeout)
+        if ran.guard is not None and ran.guard.tripped:
+            outcome = ran.guard.outcome()
+        outcome.setdefault("run_seconds", round(ran.duration, 4))
+        return outcome
+
+    def _run_fed(
+        self,
+        kind: str,
+        scratch: str,
+        stdio: tuple[int, int],
+        job: bytes,
+        timeout: float,
+        started: float,
+        deadline: float,
+        toolchain: str | None = None,
+    ) -> _Ran:
+        """One sample's process (`_spawn`'s `kind`: program, stdio or build) with `stdio` as its
+        standard input and output, a fresh nonce, a verdict pipe and a pipe on which it reads
+        `job` (its program, or the builder's job), waited for until `deadline` and reaped:
+        what it left to judge. The one sequence of the program and build modes, so the nonce
+        and verdict pipes are opened, handed over and closed the same way in both."""
+        nonce_r, keep_r = _nonce_pipes()
+        verdict_r, verdict_w = os.pipe()
+        job_r, job_w = os.pipe()
         try:
             child = self._spawn(
-                "build",
-                scratch,
-                request_timeout,
-                [self.devnull, self.devnull, nonce_r, verdict_w, job_r],
-                deadline,
-                toolchain=toolchain,
+                kind, scratch, timeout, [*stdio, nonce_r, verdict_w, job_r], deadline, toolchain
             )
         except BaseException:
             for fd in (keep_r, verdict_r, job_w):
@@ -584,15 +593,10 @@ class Zygote:
         finally:
             for fd in (verdict_w, nonce_r, job_r):
                 os.close(fd)
-        build = {
-            key: job[key]
-            for key in ("files", "compile", "run", "env", "end_marker", "assert_failure")
-        }
-        build.update(compile_timeout=compile_timeout, run_timeout=timeout)
         try:
-            _wire.Channel(job_w).write(json.dumps(build).encode("utf-8", "surrogatepass"), deadline)
+            _wire.Channel(job_w).write(job, deadline)
         except (TimeoutError, OSError):
-            pass  # the builder did not take its job: it fails or times out on its own
+            pass  # the sample did not take its job: it fails or times out on its own
         os.close(job_w)
         nonce = os.read(keep_r, _wire.NONCE_BYTES)
         os.close(keep_r)
@@ -600,12 +604,7 @@ class Zygote:
         duration = time.monotonic() - started
         self._reap((child,))
         verdict = _wire.Channel(verdict_r).read_to_end(_wire.MAX_VERDICT)
-        self._clear_scratch()
-        outcome = _judge_build(verdict, nonce, status, timed_out, timeout)
-        if guard is not None and guard.tripped:
-            outcome = guard.outcome()
-        outcome.setdefault("run_seconds", round(duration, 4))
-        return outcome
+        return _Ran(nonce, verdict, status, timed_out, guard, duration)
 
     def _wait_spawned(self, pid: int, deadline: float) -> tuple[int, bool, ScratchGuard | None]:
         """The exit status of a process the spawner forked, as the spawner reports it; at the
@@ -642,6 +641,17 @@ class _Candidate(NamedTuple):
     replies_r: int  # the replies it writes
     started: float
     deadline: float
+
+
+class _Ran(NamedTuple):
+    """What one sample's process left to judge (`Zygote._run_fed`)."""
+
+    nonce: bytes  # the nonce it was given, as the zygote's own pipe kept it
+    verdict: bytes  # what it wrote on its verdict pipe
+    status: int  # its wait status
+    timed_out: bool
+    guard: ScratchGuard | None  # the scratch space's check, where there is one
+    duration: float
 
 
 class ScratchGuard:
