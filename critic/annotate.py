@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, require_fields
+from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, require_fields, require_new_id
 from benchmarks.common.provenance import write_output_manifest
 from benchmarks.problem import REQUIRED_FIELDS, Problem
 from critic.scoring import EmptyPromptError, PromptScore, Scorer
@@ -88,12 +88,9 @@ def read_perturbed(path: str | os.PathLike[str]) -> list[tuple[dict[str, Any], P
             problem = with_blocks(Problem.from_json(obj))
         except (TypeError, KeyError, ValueError) as err:
             raise UserError(f"{path} line {lineno}: malformed problem record ({err}).") from None
-        if problem.task_id in seen:
-            raise UserError(
-                f"{path} line {lineno}: task_id {problem.task_id!r} already appears on line "
-                f"{seen[problem.task_id]}; every record needs its own task id."
-            )
-        seen[problem.task_id] = lineno
+        require_new_id(
+            path, lineno, problem.task_id, seen, needs="every record needs its own task id"
+        )
         records.append((obj, problem))
     if not records:
         raise UserError(f"{path} is empty; expected the JSONL output of boi perturb.")

@@ -4,6 +4,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.loaders import load_benchmark
+from benchmarks.loaders.humaneval_x import load_humaneval_x
 from tests.helpers import run_programs
 
 EXAMPLE = re.compile(r"^    >>> (.*)\n    (.*)$", re.MULTILINE)
@@ -157,3 +158,41 @@ def test_humaneval_format_jsonl(tmp_path, humaneval):
     write_problems(path, humaneval.problems[:5])
     again = load_benchmark(str(path)).problems
     assert again == humaneval.problems[:5]
+
+
+def _jsonl(path, records):
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+# One record of each format the loaders check field by field (benchmarks.common.jsonl's
+# require_strings and require_new_id): the loader, and a record it accepts.
+_LOADER_RECORDS = {
+    "humaneval-format": (
+        lambda path: load_benchmark(str(path)),
+        {"task_id": "T/0", "prompt": "def f():\n", "entry_point": "f", "test": "pass\n"},
+    ),
+    "humaneval_x": (
+        lambda path: load_humaneval_x("cpp", path),
+        {
+            "task_id": "CPP/0",
+            "prompt": "int f(int x){\n",
+            "declaration": "int f(int x){\n",
+            "canonical_solution": "return x;\n}\n",
+            "test": "int main(){ f(1); }\n",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_LOADER_RECORDS))
+def test_a_non_string_field_and_a_repeated_task_id_are_one_sentence(fmt, tmp_path):
+    load, good = _LOADER_RECORDS[fmt]
+    with pytest.raises(UserError, match=r"line 2: field 'prompt' must be a string, not int\.$"):
+        load(_jsonl(tmp_path / "bad.jsonl", [good, {**good, "prompt": 3}]))
+    with pytest.raises(
+        UserError, match=rf"line 2: task_id {good['task_id']!r} already appeared on line 1; task"
+    ):
+        load(_jsonl(tmp_path / "twice.jsonl", [good, good]))

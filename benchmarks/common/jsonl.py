@@ -201,6 +201,38 @@ def require_fields(
             raise UserError(f"{path} line {lineno}: the {what} has no {field!r} field; {needs}.")
 
 
+def require_strings(
+    path: str | os.PathLike[str], lineno: int, obj: dict[str, Any], fields: Iterable[str]
+) -> None:
+    """Raise a UserError naming the first of `fields` (present in the record at `lineno`: see
+    `require_fields`) whose value is not a string, and what it is instead."""
+    for field in fields:
+        value = obj[field]
+        if not isinstance(value, str):
+            raise UserError(
+                f"{path} line {lineno}: field {field!r} must be a string, not "
+                f"{type(value).__name__}."
+            )
+
+
+def require_new_id(
+    path: str | os.PathLike[str],
+    lineno: int,
+    task_id: str,
+    seen: dict[str, int],
+    *,
+    needs: str = "task ids must be unique",
+) -> None:
+    """Raise a UserError when `task_id` already appeared in the file (`seen`: task id -> the
+    line it first appeared on, which this records); `needs` says what the file must hold."""
+    if task_id in seen:
+        raise UserError(
+            f"{path} line {lineno}: task_id {task_id!r} already appeared on line "
+            f"{seen[task_id]}; {needs}."
+        )
+    seen[task_id] = lineno
+
+
 def dumps(obj: Any) -> str:
     """One JSONL line (without newline): UTF-8, deterministic key order as given."""
     return json.dumps(obj, ensure_ascii=False)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.jsonl import iter_jsonl, require_fields, require_strings
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.upstream import fetched_path, sha256_of
@@ -137,9 +137,9 @@ def testcase_classes(test: str) -> list[str]:
 
 def _problem(path: Path, lineno: int, record: dict[str, Any]) -> tuple[Problem, set[str]]:
     require_fields(path, lineno, record, BCB_FIELDS)
-    for name in ("task_id", "complete_prompt", "canonical_solution", "test"):
-        if not isinstance(record[name], str):
-            raise UserError(f"{path} line {lineno}: field {name!r} must be a string.")
+    require_strings(
+        path, lineno, record, ("task_id", "complete_prompt", "canonical_solution", "test")
+    )
     if record["entry_point"] != ENTRY_POINT:
         raise UserError(
             f"{path} line {lineno}: entry_point is {record['entry_point']!r}; every "

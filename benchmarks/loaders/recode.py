@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.jsonl import iter_jsonl, require_fields
+from benchmarks.common.jsonl import iter_jsonl, require_fields, require_new_id, require_strings
 
 NOMINAL_DIR = "nominal"
 PERTURBED_DIR = "perturbed_finalized"
@@ -165,26 +165,16 @@ def read_records(
             what="ReCode record",
             needs="ReCode's records carry task_id, prompt, entry_point, canonical_solution and test",
         )
-        for name in ("task_id", "prompt", "entry_point", "test"):
-            if not isinstance(record[name], str):
-                raise UserError(
-                    f"{path} line {lineno}: field {name!r} must be a string, not "
-                    f"{type(record[name]).__name__}."
-                )
+        require_strings(path, lineno, record, ("task_id", "prompt", "entry_point", "test"))
         if not isinstance(record.get("canonical_solution", ""), str | None):
             raise UserError(f"{path} line {lineno}: field 'canonical_solution' must be a string.")
         task_id = record["task_id"]
-        if task_id in seen:
-            raise UserError(
-                f"{path} line {lineno}: task_id {task_id!r} already appeared on line "
-                f"{seen[task_id]}; a ReCode file holds one record per task."
-            )
+        require_new_id(path, lineno, task_id, seen, needs="a ReCode file holds one record per task")
         if known is not None and task_id not in known:
             raise UserError(
                 f"{path} line {lineno}: task_id {task_id!r} matches no problem of {nominal}; "
                 "the file belongs to another dataset or release."
             )
-        seen[task_id] = lineno
         records.append((lineno, record))
     if not records:
         raise UserError(f"{path} is empty; a ReCode file holds one record per task.")
