@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS, BackendBase, DecodingConfig, Request
 from benchmarks.stats import mcnemar
 from bias.fairness_tests.run import load_fairness_config, run_fairness
@@ -278,3 +279,19 @@ def test_completions_file_from_another_harness_goes_to_the_full_report(tmp_path,
     err = capsys.readouterr().err
     assert "line 1" in err and "socialbias_bench/99" in err and "Traceback" not in err
     assert not (tmp_path / "r2").exists()
+
+
+@pytest.mark.parametrize(
+    ("suite", "file_name", "items"),
+    [
+        ("socialbias_bench", "tasks.json", "the list of task definitions"),
+        ("cbs_prompts", "dataset.json", "a list of prompts"),
+    ],
+)
+def test_a_suite_file_that_is_not_a_list_is_one_sentence(tmp_path, suite, file_name, items):
+    """Given its folder, a suite reads its upstream file there; a JSON object is refused."""
+    (tmp_path / file_name).write_text('{"tasks": []}', encoding="utf-8")
+    with pytest.raises(UserError, match=rf"{file_name} holds a dict, not {items}\.$"):
+        load_fairness_tasks(suite, str(tmp_path))
+    (tmp_path / file_name).write_text("[]", encoding="utf-8")
+    assert load_fairness_tasks(suite, str(tmp_path))[0] == []

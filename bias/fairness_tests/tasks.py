@@ -286,16 +286,25 @@ def _read_json(path: Path, what: str) -> Any:
         raise UserError(f"{path} is not valid JSON ({err}); pass the upstream file.") from None
 
 
+def _read_list(path: str | Path, file_name: str, what: str, items: str) -> tuple[Path, list[Any]]:
+    """A suite's upstream file (`path`, or `file_name` in it when it is a folder) and the JSON
+    list it holds; anything else is refused as not being `items`."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / file_name
+    data = _read_json(path, what)
+    if not isinstance(data, list):
+        raise UserError(f"{path} holds a {type(data).__name__}, not {items}.")
+    return path, data
+
+
 def load_socialbias_bench(
     path: str | Path, attributes: SensitiveAttributeFile | None = None
 ) -> tuple[list[FairnessTask], list[LoadIssue]]:
     """The tasks of SocialBias-Bench's `tasks.json` (and the ones that could not be built)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "tasks.json"
-    data = _read_json(path, "SocialBias-Bench tasks")
-    if not isinstance(data, list):
-        raise UserError(f"{path} holds a {type(data).__name__}, not the list of task definitions.")
+    path, data = _read_list(
+        path, "tasks.json", "SocialBias-Bench tasks", "the list of task definitions"
+    )
     demographics = {a.name: a for a in (attributes or load_sensitive_attributes()).socialbias_bench}
     tasks, issues = [], []
     for index, raw in enumerate(data):
@@ -328,12 +337,7 @@ def load_cbs_prompts(
     path: str | Path, attributes: SensitiveAttributeFile | None = None
 ) -> tuple[list[FairnessTask], list[LoadIssue]]:
     """Huang et al.'s text-to-code prompts (`dataset.json`: {prompt, category} objects)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "dataset.json"
-    data = _read_json(path, "text-to-code prompts")
-    if not isinstance(data, list):
-        raise UserError(f"{path} holds a {type(data).__name__}, not a list of prompts.")
+    path, data = _read_list(path, "dataset.json", "text-to-code prompts", "a list of prompts")
     protected = (attributes or load_sensitive_attributes()).text_to_code
     tasks, issues = [], []
     for index, raw in enumerate(data):
