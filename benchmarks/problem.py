@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from benchmarks.common.errors import UserError
+from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl, require_fields, write_jsonl
 
 # Block kinds, in the order they usually appear in a prompt. Function-style problems (HumanEval,
@@ -279,3 +279,31 @@ def read_problems(path: str | os.PathLike[str]) -> list[Problem]:
 def write_problems(path: str | os.PathLike[str], problems: Iterable[Problem]) -> int:
     """Write problems as JSONL, atomically; returns the number written."""
     return write_jsonl(path, (p.to_json() for p in problems))
+
+
+class _HasTaskId(Protocol):
+    @property
+    def task_id(self) -> str: ...
+
+
+_Task = TypeVar("_Task", bound=_HasTaskId)
+
+
+def select_tasks(
+    tasks: Sequence[_Task], task_ids: Sequence[str], limit: int | None, where: str
+) -> list[_Task]:
+    """What a run's `task_ids` and `limit` keep of `tasks` (a dataset's problems, a fairness
+    suite's tasks): the ones named, in the order named (all of them, in order, when none is),
+    then the first `limit` (None: all). An id that is not there is a UserError naming `where`
+    ("the dataset humaneval") and an id that is."""
+    kept = list(tasks)
+    if task_ids:
+        by_id = {t.task_id: t for t in kept}
+        missing = [t for t in task_ids if t not in by_id]
+        if missing:
+            shown = f"ids look like {kept[0].task_id!r}" if kept else "it holds none"
+            raise UserError(
+                f"task_ids {missing[:3]} are not in {where}{suggest(missing[0], by_id)}; {shown}."
+            )
+        kept = [by_id[t] for t in task_ids]
+    return kept[:limit] if limit else kept

@@ -3,7 +3,16 @@ import json
 
 import pytest
 
-from benchmarks.problem import Block, LineageStep, Problem, StdioTest, read_problems, write_problems
+from benchmarks.common.errors import UserError
+from benchmarks.problem import (
+    Block,
+    LineageStep,
+    Problem,
+    StdioTest,
+    read_problems,
+    select_tasks,
+    write_problems,
+)
 
 
 def make_problem() -> Problem:
@@ -57,3 +66,19 @@ def test_humaneval_format_first_fields():
 
 def test_source_task_id_defaults_to_task_id():
     assert make_problem().source_task_id == "T/1"
+
+
+def test_select_tasks_keeps_the_named_ids_in_their_order_then_the_limit():
+    """boi run's datasets[] and boi bias test's config select tasks by one rule, and an id that
+    is not there shows the ids the dataset has (not HumanEval's, whatever the dataset)."""
+    problems = [dataclasses.replace(make_problem(), task_id=f"MBPP/{i}") for i in range(5)]
+    assert select_tasks(problems, (), None, "the dataset mbpp") == problems
+    assert select_tasks(problems, (), 2, "the dataset mbpp") == problems[:2]
+    picked = select_tasks(problems, ("MBPP/3", "MBPP/1", "MBPP/4"), 2, "the dataset mbpp")
+    assert [p.task_id for p in picked] == ["MBPP/3", "MBPP/1"]
+    with pytest.raises(
+        UserError,
+        match=r"^task_ids \['MBPP/9'\] are not in the dataset mbpp \(did you mean 'MBPP/\d'\?\); "
+        r"ids look like 'MBPP/0'\.$",
+    ):
+        select_tasks(problems, ("MBPP/9",), None, "the dataset mbpp")

@@ -44,6 +44,7 @@ from benchmarks.generation import (
 )
 from benchmarks.generation import check_models as check_backend_models
 from benchmarks.generation.replies import ReplyReading, read_function_reply, read_method_reply
+from benchmarks.problem import select_tasks
 from benchmarks.study import (
     Cell,
     ClaimSpec,
@@ -227,18 +228,6 @@ def load_fairness_config(path: str | None, overrides: dict[str, Any]) -> Fairnes
 
 FairnessOutcome = StudyOutcome
 """`boi bias test`'s outcome: the study driver's (`report` holds the FairnessReportPaths)."""
-
-
-def _select(tasks: list[FairnessTask], config: FairnessRunConfig) -> list[FairnessTask]:
-    if config.task_ids:
-        by_id = {t.task_id: t for t in tasks}
-        missing = [t for t in config.task_ids if t not in by_id]
-        if missing:
-            raise UserError(
-                f"task_ids {missing[:3]} are not in the suite; ids look like {tasks[0].task_id!r}."
-            )
-        tasks = [by_id[t] for t in config.task_ids]
-    return tasks[: config.limit] if config.limit else tasks
 
 
 def _decoding_for(task_kind: str, decoding: DecodingConfig) -> DecodingConfig:
@@ -774,7 +763,7 @@ def run_fairness(config: FairnessRunConfig, log: Callable[[str], None] = print) 
 def _load_tasks(config: FairnessRunConfig) -> tuple[list[FairnessTask], list[Any]]:
     """The suite's tasks the config selects, and the load issues; refuses an empty selection."""
     loaded, issues = load_fairness_tasks(config.suite, config.data, config.attributes_file)
-    tasks = _select(loaded, config)
+    tasks = select_tasks(loaded, config.task_ids, config.limit, f"the suite {config.suite}")
     if not tasks:
         raise UserError(
             f"no task to test: {config.data or config.suite} holds no tasks."

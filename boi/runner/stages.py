@@ -29,7 +29,7 @@ from benchmarks.generation import (
     for_language,
 )
 from benchmarks.loaders import LoadResult, load_benchmark
-from benchmarks.problem import Problem, read_problems
+from benchmarks.problem import Problem, read_problems, select_tasks
 from boi.runner.config import DatasetSpec, RunConfig
 from critic.annotate import annotate_file
 from critic.scoring import load_scorer
@@ -82,16 +82,9 @@ def _released(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
 
 
 def _select(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
-    problems = _released(problems, spec)
-    if spec.task_ids:
-        by_id = {p.task_id: p for p in problems}
-        missing = [t for t in spec.task_ids if t not in by_id]
-        if missing:
-            raise UserError(
-                f"dataset {spec.label}: task_ids {missing[:3]} are not in the dataset; check the ids (e.g. 'HumanEval/0')."
-            )
-        problems = [by_id[t] for t in spec.task_ids]
-    return problems[: spec.limit] if spec.limit else problems
+    return select_tasks(
+        _released(problems, spec), spec.task_ids, spec.limit, f"the dataset {spec.label}"
+    )
 
 
 def _given_variants(problems: list[Problem], spec: DatasetSpec) -> list[Problem]:
