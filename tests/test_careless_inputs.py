@@ -16,6 +16,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, scan_jsonl
 from benchmarks.execution import read_samples
 from boi.cli import main
+from tests.helpers import reference_run_config
 
 BOM = b"\xef\xbb\xbf"
 R1 = {"task_id": "X/0", "completion": "    return x\n", "content": "def f():\n    return 1\n"}
@@ -184,17 +185,11 @@ def _problems_file(tmp_path: Path) -> Path:
 
 def _run_config(tmp_path: Path, data: Path | str) -> Path:
     """A `boi run` config of the reference backend (each problem's own solution): no model."""
-    config = {
-        "datasets": [{"name": str(data)}],
-        "transforms": ["original"],
-        "models": [{"kind": "reference"}],
-        "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
-        "seeds": [0],
-        "name_only_probe": False,
-        "critic": {"enabled": False},
-        "bootstrap": 20,
-        "execution": {"calibrate": False, "reference_timing": False, "timeout": 10.0},
-    }
+    config = reference_run_config(
+        data,
+        bootstrap=20,
+        execution={"calibrate": False, "reference_timing": False, "timeout": 10.0},
+    )
     path = tmp_path / f"config-{abs(hash(str(data)))}.yaml"
     path.write_text(json.dumps(config))  # JSON is YAML
     return path
@@ -227,15 +222,9 @@ def test_an_unknown_task_id_is_refused_before_the_claim(tmp_path):
     out = tmp_path / "run"
     config = load_run_config(
         None,
-        {
-            "out_dir": str(out),
-            "datasets": [{"name": str(_problems_file(tmp_path)), "task_ids": ["HumanEval/99"]}],
-            "transforms": ["original"],
-            "models": [{"kind": "reference"}],
-            "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
-            "seeds": [0],
-            "name_only_probe": False,
-        },
+        reference_run_config(
+            {"name": str(_problems_file(tmp_path)), "task_ids": ["HumanEval/99"]}, out_dir=str(out)
+        ),
     )
     with pytest.raises(UserError, match=r"task_ids \['HumanEval/99'\] are not in the dataset"):
         run_robustness(config, log=lambda m: None)

@@ -15,23 +15,19 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from boi.cli import main
+from tests.helpers import reference_run_config
 
 
 def _config(tmp_path: Path, **overrides: Any) -> Path:
     """A `boi run` config (JSON, which is YAML) of two HumanEval problems judged by their own
     solutions (`reference`): nothing to load, nothing to download."""
-    config = {
-        "out_dir": str(tmp_path / "run"),
-        "datasets": [{"name": "humaneval", "task_ids": ["HumanEval/0", "HumanEval/2"]}],
-        "transforms": ["original"],
-        "name_only_probe": False,
-        "models": [{"kind": "reference"}],
-        "settings": [{"label": "ref", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
-        "seeds": [0],
-        "bootstrap": 0,
-        "execution": {"calibrate": False},
-        **overrides,
-    }
+    config = reference_run_config(
+        {"name": "humaneval", "task_ids": ["HumanEval/0", "HumanEval/2"]},
+        out_dir=str(tmp_path / "run"),
+        bootstrap=0,
+        execution={"calibrate": False},
+    )
+    config.update(overrides)
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))
     return path

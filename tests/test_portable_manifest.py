@@ -21,6 +21,7 @@ from benchmarks.common.provenance import (
 from benchmarks.loaders import load_benchmark
 from boi.runner import load_run_config, run_robustness
 from boi.runner.config import run_hash, run_identity, work_hash
+from tests.helpers import reference_run_config
 from tests.test_bias_fairness import scripted  # noqa: F401  (a fixture)
 
 
@@ -64,17 +65,11 @@ def run_config(tmp_path):
     data.write_text("".join(json.dumps(p.to_json()) + "\n" for p in problems))
     return load_run_config(
         None,
-        {
-            "out_dir": str(tmp_path / "elsewhere" / "run"),  # absolute, outside the working dir
-            "datasets": [{"name": str(data)}],
-            "transforms": ["original"],
-            "models": [{"kind": "reference"}],
-            "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
-            "seeds": [0],
-            "name_only_probe": False,
-            "critic": {"enabled": False},
-            "bootstrap": 0,
-        },
+        reference_run_config(
+            data,
+            out_dir=str(tmp_path / "elsewhere" / "run"),  # absolute, outside the working dir
+            bootstrap=0,
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.keyword_file import pinned_keywords, prompt_sha256
 from perturb.keywords import KeywordConfig
 from perturb.transforms import TRANSFORMS
+from tests.helpers import reference_run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
@@ -187,18 +188,13 @@ def test_a_run_records_its_picks_and_its_prompts(two_problems, tmp_path):
     picks = _write(tmp_path / "picks.jsonl", _line(first, "numbers"), _line(second, "integer"))
     config = load_run_config(
         None,
-        {
-            "out_dir": str(tmp_path / "run"),
-            "datasets": [{"name": str(data)}],
-            "transforms": ["original", "drop_one"],
-            "keyword_file": str(picks),
-            "models": [{"kind": "reference"}],
-            "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
-            "seeds": [0],
-            "name_only_probe": False,
-            "critic": {"enabled": False},
-            "bootstrap": 0,
-        },
+        reference_run_config(
+            data,
+            out_dir=str(tmp_path / "run"),
+            transforms=["original", "drop_one"],
+            keyword_file=str(picks),
+            bootstrap=0,
+        ),
     )
     outcome = run_robustness(config, log=lambda message: None)
     manifest = json.loads((outcome.out_dir / "manifest.json").read_text())

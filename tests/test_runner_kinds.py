@@ -19,6 +19,7 @@ from benchmarks.generation import (
     Request,
     read_completion_reply,
 )
+from tests.helpers import reference_run_config
 
 PROGRAM = "n = int(input())\nprint(n * 2)\n\nif __name__ == '__main__':\n    pass\n"
 
@@ -118,17 +119,7 @@ def test_datasets_sharing_task_ids_are_judged_apart_on_the_same_samples(tmp_path
     lenient.write_text(json.dumps({**record, "test": problem.test}))
     config = load_run_config(
         None,
-        {
-            "out_dir": str(tmp_path / "run"),
-            "datasets": [{"name": str(lenient)}, {"name": str(strict)}],
-            "transforms": ["original"],
-            "models": [{"kind": "reference"}],
-            "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0, "n": 1}}],
-            "seeds": [0],
-            "name_only_probe": False,
-            "critic": {"enabled": False},
-            "bootstrap": 20,
-        },
+        reference_run_config(lenient, strict, out_dir=str(tmp_path / "run"), bootstrap=20),
     )
     logged: list[str] = []
     outcome = run_robustness(config, log=logged.append)
@@ -159,17 +150,7 @@ def test_a_run_reuses_another_runs_generations(tmp_path):
     def config(out: str, bootstrap: int) -> RunConfig:
         return load_run_config(
             None,
-            {
-                "out_dir": str(tmp_path / out),
-                "datasets": [{"name": str(data)}],
-                "transforms": ["original"],
-                "models": [{"kind": "reference"}],
-                "settings": [{"label": "g", "ks": [1], "decoding": {"temperature": 0.0}}],
-                "seeds": [0],
-                "name_only_probe": False,
-                "critic": {"enabled": False},
-                "bootstrap": bootstrap,
-            },
+            reference_run_config(data, out_dir=str(tmp_path / out), bootstrap=bootstrap),
         )
 
     first = run_robustness(config("first", 20), log=lambda m: None)

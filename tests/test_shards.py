@@ -18,6 +18,7 @@ from benchmarks.study.shards import Shard, parse_shard
 from boi.cli import main
 from boi.runner import load_run_config, run_robustness
 from boi.studies import merge_runs
+from tests.helpers import reference_run_config
 
 REPORT_FILES = ("table.json", "table.md", "table.csv", "report.html")
 
@@ -209,16 +210,7 @@ def test_problems_sharing_a_prompt_are_answered_as_in_the_whole_run(tmp_path):
     def config(out: Path) -> Any:
         return load_run_config(
             None,
-            {
-                "out_dir": str(out),
-                "datasets": [{"name": str(data)}],
-                "transforms": ["original"],
-                "name_only_probe": False,
-                "models": [{"kind": "reference"}],
-                "settings": [{"label": "ref", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
-                "seeds": [0],
-                "bootstrap": 10,
-            },
+            reference_run_config(data, out_dir=str(out), bootstrap=10),
         )
 
     whole = run_robustness(config(tmp_path / "whole" / "run"), quiet)
