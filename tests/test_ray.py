@@ -3,6 +3,7 @@ merged report is the unsharded run's, byte for byte."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,42 @@ def test_a_livecodebench_release_runs_as_ray_tasks(local_cluster, tmp_path):
     (results,) = (merged.out_dir / "results").glob("completions-*/given.jsonl")
     passed = {r["task_id"]: r["passed"] for r in map(json.loads, results.open())}
     assert passed == dict.fromkeys(SOLUTIONS, True)  # stdin and functional, judged in the tasks
+
+
+def test_bigcodebench_runs_as_ray_tasks(local_cluster, tmp_path):
+    """The driver's --ray for BigCodeBench (issue 45): its TestCase classes judged in the Ray
+    tasks, Drop Requirements and Drop Ex beside the original, the installed-tier task left out
+    as in an unsharded run, whose report the merged one is."""
+    from tests.test_bigcodebench import record, write
+
+    data = write(
+        tmp_path / "bcb.jsonl",
+        [record(), record("BigCodeBench/1", libs="['numpy']"), record("BigCodeBench/2")],
+    )
+
+    def config(out: Path) -> Any:
+        return load_run_config(
+            None,
+            {
+                "out_dir": str(out),
+                "datasets": [{"name": "bigcodebench", "data": str(data)}],
+                "transforms": ["original", "drop_requirements", "drop_examples"],
+                "name_only_probe": False,
+                "models": [{"kind": "reference"}],
+                "settings": [{"label": "given", "ks": [1], "decoding": {"temperature": 0, "n": 1}}],
+                "seeds": [0],
+                "bootstrap": 0,
+                "execution": {"calibrate": False},
+            },
+        )
+
+    whole = run_robustness(config(tmp_path / "whole" / "run"), lambda m: None)
+    merged = run_study_on_ray(RobustnessStudy(config(tmp_path / "ray" / "run")), None, 2)
+    for name in ("table.json", "table.md"):
+        assert (merged.out_dir / "report" / name).read_text() == (
+            whole.out_dir / "report" / name
+        ).read_text().replace(str(tmp_path / "whole"), str(tmp_path / "ray")), name
+    (results,) = (merged.out_dir / "results").glob("*/given.jsonl")
+    passed = {r["task_id"]: r["passed"] for r in map(json.loads, results.open())}
+    assert len(passed) == 6 and all(passed.values())  # 2 stdlib tasks x 3 settings
+    assert "Drop Requirements" in (merged.out_dir / "report" / "table.md").read_text()
