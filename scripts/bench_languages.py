@@ -20,25 +20,9 @@ import time
 from pathlib import Path
 
 from benchmarks.execution import ExecutionConfig, WorkerPool
-from benchmarks.execution._pool import build_job
+from benchmarks.execution._pool import build_job, probe_problem
 from benchmarks.execution._run import _harness_deadline
 from benchmarks.languages import LANGUAGES, language_named
-from benchmarks.problem import Problem
-
-
-def probe_problem(language: str) -> tuple[Problem, str]:
-    toolchain = language_named(language).toolchain
-    assert toolchain is not None
-    prompt, completion, test = toolchain.probe
-    problem = Problem(
-        task_id=f"bench/{language}",
-        benchmark="bench",
-        prompt=prompt,
-        entry_point="add",
-        test=test,
-        metadata={"language": language},
-    )
-    return problem, completion
 
 
 def plain(job: dict) -> float:

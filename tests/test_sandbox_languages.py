@@ -20,7 +20,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from benchmarks.execution import ExecutionConfig, WorkerPool, execute_samples
-from benchmarks.execution._pool import build_job
+from benchmarks.execution._pool import build_job, probe_problem
 from benchmarks.execution._run import _harness_deadline, problem_defect
 from benchmarks.languages import go, language_named
 from benchmarks.loaders.humaneval_x import load_humaneval_x
@@ -96,17 +96,12 @@ PRELUDES = {
 
 def problem(language: str) -> Problem:
     """The toolchain's own known-good problem (`add(2, 3) == 5`)."""
-    toolchain = language_named(language).toolchain
-    assert toolchain is not None
-    prompt, _, test = toolchain.probe
-    prompt = PRELUDES.get(language, "") + prompt
-    return Problem(
+    probe, _ = probe_problem(language)
+    return dataclasses.replace(
+        probe,
         task_id=f"t/{language}",
         benchmark="test",
-        prompt=prompt,
-        entry_point="add",
-        test=test,
-        metadata={"language": language},
+        prompt=PRELUDES.get(language, "") + probe.prompt,
     )
 
 

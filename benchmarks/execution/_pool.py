@@ -301,8 +301,9 @@ def build_job(
     }
 
 
-def build_probe_job(language: str) -> dict[str, Any]:
-    """The known-good program of `language`'s toolchain (`Toolchain.probe`), as a build job."""
+def probe_problem(language: str) -> tuple[Problem, str]:
+    """The known-good problem of `language`'s toolchain (`Toolchain.probe`: `add(2, 3) == 5`)
+    and the completion that passes it."""
     prompt, completion, test = _toolchain_of(language).probe
     problem = Problem(
         task_id=f"probe/{language}",
@@ -312,6 +313,12 @@ def build_probe_job(language: str) -> dict[str, Any]:
         test=test,
         metadata={"language": language},
     )
+    return problem, completion
+
+
+def build_probe_job(language: str) -> dict[str, Any]:
+    """The known-good program of `language`'s toolchain (`Toolchain.probe`), as a build job."""
+    problem, completion = probe_problem(language)
     return build_job(problem, completion, 60.0, 120.0)
 
 
