@@ -69,10 +69,26 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
+def _package_of(module: str, path: Path | None) -> str:
+    """The package a module (in the file `path`) sits in, where its relative imports start
+    from: a package's face is its package itself."""
+    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _imported_from(package: str, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` statement in `package` imports from, relative ones
+    resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
     """(imported module, line, inside a function) for every import of one of our packages."""
     tree = _tree(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    package = _package_of(module, path)
     found: list[tuple[str, int, bool]] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
@@ -81,13 +97,7 @@ def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
             if isinstance(child, ast.Import):
                 found.extend((alias.name, child.lineno, in_function) for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = package.split(".")
-                    base = base[: len(base) - child.level + 1]
-                    target = ".".join([*base, child.module] if child.module else base)
-                else:
-                    target = child.module or ""
-                found.append((target, child.lineno, in_function))
+                found.append((_imported_from(package, child), child.lineno, in_function))
             visit(child, nested)
 
     visit(tree, False)
@@ -132,8 +142,7 @@ def _is_private(name: str) -> bool:
 
 def _package(module: str, modules: dict[str, Path]) -> str:
     """The package a module sits in (a package's face is its package itself)."""
-    path = modules.get(module)
-    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+    return _package_of(module, modules.get(module))
 
 
 def _inside(module: str, package: str, modules: dict[str, Path]) -> bool:
@@ -187,19 +196,14 @@ def _public_face(owner: str, what: str, names: list[str], modules: dict[str, Pat
 def _statement_imports(module: str, path: Path) -> Iterator[tuple[int, str, list[str] | None]]:
     """(line, module imported from, the names taken from it or None for `import x.y`) for every
     import of one of our packages, relative ones resolved."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    package = _package_of(module, path)
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in OURS:
                     yield node.lineno, alias.name, None
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = _imported_from(package, node)
             if source.split(".")[0] in OURS:
                 yield node.lineno, source, [alias.name for alias in node.names]
 
@@ -421,7 +425,7 @@ def _runtime_graph() -> dict[str, set[str]]:
 
 
 def _runtime_imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    package = _package_of(module, path)
     targets: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -433,12 +437,7 @@ def _runtime_imports(module: str, path: Path, modules: dict[str, Path]) -> set[s
             if isinstance(child, ast.Import):
                 targets.update(alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = package.split(".")
-                    base = base[: len(base) - child.level + 1]
-                    source = ".".join([*base, child.module] if child.module else base)
-                else:
-                    source = child.module or ""
+                source = _imported_from(package, child)
                 for alias in child.names:
                     submodule = f"{source}.{alias.name}"
                     targets.add(submodule if submodule in modules else source)
@@ -524,7 +523,7 @@ def test_no_import_cycles_between_a_package_and_its_subpackages(package: str) ->
     modules = dict(_modules())
 
     def room(module: str) -> str:
-        return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+        return _package(module, modules)
 
     graph: dict[str, set[str]] = {}
     seen: dict[tuple[str, str], str] = {}  # (room, room) -> one import between them
