@@ -13,8 +13,9 @@ from benchmarks.problem import Problem
 from boi.runner import load_run_config
 from perturb.blocks import split_blocks
 from perturb.catalogue import unchanged_variant
-from perturb.keywords import KeywordAnalysis, KeywordDecision, Occurrence
+from perturb.keywords import KeywordAnalysis, KeywordDecision
 from perturb.transforms import CATALOGUE, PROBES, NotApplicable, bind_transforms
+from tests.keyword_helpers import droppable_keyword
 
 TEST = (
     "def check(candidate):\n"
@@ -47,17 +48,8 @@ def keyword(problem: Problem, word: str) -> KeywordDecision:
     """`word` as a droppable keyword: its one occurrence and the space after it."""
     start = problem.prompt.index(f" {word} ") + 1
     end = start + len(word) + 1
-    occurrence = Occurrence(start, end, problem.prompt[start:end])
-    return KeywordDecision(
-        keyword=word,
-        keybert_score=0.5,
-        best_anchor="Code",
-        anchor_similarity=0.5,
-        droppable=True,
-        rule="context",
-        context_token="x",
-        context_similarity=0.9,
-        occurrences=(occurrence,),
+    return droppable_keyword(
+        problem, word, start, end, rule="context", context_token="x", context_similarity=0.9
     )
 
 

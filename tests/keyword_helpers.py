@@ -1,12 +1,15 @@
-"""A tiny deterministic embedder for keyword tests (no model download, no weights)."""
+"""A tiny deterministic embedder for keyword tests (no model download, no weights), and
+keyword decisions made by hand."""
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 
-from perturb.keywords import CachedEmbedder
+from benchmarks.problem import Problem
+from perturb.keywords import CachedEmbedder, KeywordDecision, Occurrence
 
 # Words that the tiny embedder treats as synonyms of each other (same vector), to drive the
 # context-aware filter without a real model.
@@ -52,4 +55,21 @@ def _vector(text: str) -> np.ndarray:
 def tiny_embedder(cache: bool = True) -> CachedEmbedder:
     return CachedEmbedder(
         lambda texts, batch_size: np.stack([_vector(t) for t in texts]), cache=cache
+    )
+
+
+def droppable_keyword(
+    problem: Problem, word: str, start: int, end: int, **decision: Any
+) -> KeywordDecision:
+    """`word` as a droppable keyword decided by hand (what KeyBERT and the filters would say,
+    so no embedder is needed), its one occurrence `problem.prompt[start:end]`; `decision` gives
+    the rule that kept it and that rule's evidence."""
+    return KeywordDecision(
+        keyword=word,
+        keybert_score=0.5,
+        best_anchor="Code",
+        anchor_similarity=0.5,
+        droppable=True,
+        occurrences=(Occurrence(start, end, problem.prompt[start:end]),),
+        **decision,
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from benchmarks.problem import Problem
 from perturb.blocks import split_blocks
-from perturb.keywords import KeywordAnalysis, KeywordDecision, Occurrence
+from perturb.keywords import KeywordAnalysis
 from perturb.transforms import CATALOGUE, NotApplicable, get_transform
+from tests.keyword_helpers import droppable_keyword
 
 SOURCES = [
     Problem(
@@ -47,17 +48,7 @@ def _analysis(problem: Problem) -> KeywordAnalysis:
             else problem.prompt.index(" the " + word)
         )
         end = problem.prompt.index(word, start) + len(word)
-        decisions.append(
-            KeywordDecision(
-                keyword=word,
-                keybert_score=0.5,
-                best_anchor="Code",
-                anchor_similarity=0.5,
-                droppable=True,
-                rule="type",
-                occurrences=(Occurrence(start, end, problem.prompt[start:end]),),
-            )
-        )
+        decisions.append(droppable_keyword(problem, word, start, end, rule="type"))
     return KeywordAnalysis(problem.task_id, tuple(decisions))
 
 
