@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from benchmarks.execution import _wire
-from benchmarks.execution._tests_side import _call_plan, _run_tests
+from benchmarks.execution._tests_side import _call_plan
+from tests.stand_in import run_against
 
 
 def planned_args(test: str, prefix: str = "", entry_point: str = "f") -> list[list]:
@@ -30,35 +31,7 @@ def planned_args(test: str, prefix: str = "", entry_point: str = "f") -> list[li
 def run(test: str, answer: Callable[..., Any], entry_point: str = "f") -> tuple[bytes, list]:
     """The verdict of `test` against a candidate that answers `answer(*args)`, and the
     messages the candidate received, in order."""
-    calls_r, calls_w = os.pipe()
-    replies_r, replies_w = os.pipe()
-    received: list = []
-
-    def candidate() -> None:
-        calls = _wire.Channel(calls_r, plain=True)
-        replies = _wire.Channel(replies_w, plain=True)
-        while True:
-            try:
-                message = calls.receive()
-            except EOFError:
-                break
-            received.append(message)
-            for call in message.get("batch", [message]):
-                args = _wire.decode_plain(call["args"], {})
-                try:
-                    replies.send({"ok": _wire.encode_plain(answer(*args))})
-                except ValueError as err:
-                    replies.send({"raise": "ValueError", "message": str(err), "args": None})
-        os.close(calls_r)
-        os.close(replies_w)
-
-    thread = threading.Thread(target=candidate)
-    thread.start()
-    job = {"prefix": "", "test": test, "entry_point": entry_point}
-    verdict = _run_tests(job, calls_w, replies_r)
-    os.close(calls_w)
-    thread.join(timeout=10)
-    os.close(replies_r)
+    verdict, received, _ = run_against(test, answer, entry_point)
     return verdict, received
 
 

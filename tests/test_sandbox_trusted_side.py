@@ -25,11 +25,8 @@ from typing import Any
 import pytest
 
 from benchmarks.execution import _wire
-from benchmarks.execution._tests_side import _Asserts, _run_tests
-
-
-class Raw(bytes):
-    """An answer the stand-in sends as this frame's raw body (a malformed reply)."""
+from benchmarks.execution._tests_side import _Asserts
+from tests.stand_in import Raw, run_against
 
 
 def run(
@@ -37,48 +34,8 @@ def run(
 ) -> tuple[bytes, list, int]:
     """The verdict of `test` against a candidate that answers `answer(*args)`, the calls it
     received (one list per message) and the bytes of its replies left unread at the end."""
-    calls_r, calls_w = os.pipe()
-    replies_r, replies_w = os.pipe()
-    received: list = []
-
-    def candidate() -> None:
-        calls = _wire.Channel(calls_r, plain=True)
-        replies = _wire.Channel(replies_w, plain=True)
-        try:
-            while True:
-                try:
-                    message = calls.receive()
-                except EOFError:
-                    break
-                batch = message.get("batch", [message])
-                received.append([call["args"] for call in batch])
-                for call in batch:
-                    try:
-                        value = answer(*_wire.decode_plain(call["args"], {}))
-                    except Exception as err:
-                        replies.send({"raise": type(err).__name__, "message": str(err)})
-                        continue
-                    if isinstance(value, Raw):
-                        replies.send_frame(bytes(value))
-                    else:
-                        replies.send({"ok": _wire.encode_plain(value)})
-        except BrokenPipeError:
-            pass
-        finally:
-            os.close(calls_r)
-            os.close(replies_w)
-
-    thread = threading.Thread(target=candidate)
-    thread.start()
-    job = {"prefix": "", "test": test, "entry_point": "f"}
-    try:
-        verdict = _run_tests(job, calls_w, replies_r, budget)
-    finally:
-        os.close(calls_w)
-        # What the tests left unread once they ended: read here to the end (a candidate
-        # blocked writing a reply the tests never took then finishes, and sees no more calls).
-        unread = len(_wire.Channel(replies_r).read_to_end(1 << 30))
-        thread.join(timeout=10)
+    verdict, messages, unread = run_against(test, answer, budget=budget)
+    received = [[call["args"] for call in m.get("batch", [m])] for m in messages]
     return verdict, received, unread
 
 
