@@ -15,7 +15,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.problem import Problem
+
 EXPECTED_LEVEL = os.environ.get("BOI_EXPECT_ISOLATION", "full")
+
+# The smallest problem a sandbox suite judges its samples on, and its right completion.
+ADD = Problem(
+    task_id="t/add",
+    benchmark="test",
+    prompt="def add(a, b):\n",
+    entry_point="add",
+    test="def check(candidate):\n    assert candidate(2, 3) == 5\n",
+)
+GOOD = "    return a + b\n"
+# One with its reference solution.
+INC = Problem(
+    task_id="t/inc",
+    benchmark="test",
+    prompt="def inc(x):\n",
+    entry_point="inc",
+    test="def check(candidate):\n    assert candidate(1) == 2\n",
+    canonical_solution="    return x + 1\n",
+)
 
 # Execution-config overrides per tier. "unprivileged" forces that tier where namespaces would
 # be available (as root on the host), so that both tiers are exercised in one test run.

@@ -15,16 +15,8 @@ import benchmarks.execution._run as run_module
 from benchmarks.common.errors import UserError
 from benchmarks.execution import ExecutionConfig, Status, execute_samples, result_status
 from benchmarks.execution._status import legacy_status
-from benchmarks.problem import Problem
+from tests.sandbox_helpers import INC
 
-INC = Problem(
-    task_id="t/inc",
-    benchmark="test",
-    prompt="def inc(x):\n",
-    entry_point="inc",
-    test="def check(candidate):\n    assert candidate(1) == 2\n",
-    canonical_solution="    return x + 1\n",
-)
 CONFIG = ExecutionConfig(timeout=1.0, calibrate=False, reference_timing=False, workers=1)
 EXECUTION = Path(run_module.__file__).parent
 

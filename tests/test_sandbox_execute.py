@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.problem import Problem, write_problems
 from boi.cli import main
-from tests.sandbox_helpers import EXPECTED_LEVEL
+from tests.sandbox_helpers import EXPECTED_LEVEL, INC
 
 FAST = ["--quiet"]
 
@@ -62,14 +62,7 @@ def test_mbpp_reference_solutions_all_pass(tmp_path, mbpp, mbpp_path):
 
 
 PROBLEMS = [
-    Problem(
-        task_id="t/inc",
-        benchmark="test",
-        prompt="def inc(x):\n",
-        entry_point="inc",
-        test="def check(candidate):\n    assert candidate(1) == 2\n",
-        canonical_solution="    return x + 1\n",
-    ),
+    INC,
     Problem(
         task_id="t/nocheck",
         benchmark="test",

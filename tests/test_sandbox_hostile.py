@@ -16,17 +16,9 @@ from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._pool import is_sandbox_uid, sandbox_uid_pairs
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem, StdioTest
-from tests.sandbox_helpers import EXPECTED_LEVEL
+from tests.sandbox_helpers import ADD, EXPECTED_LEVEL, GOOD
 
 TIMEOUT = 1.0
-ADD = Problem(
-    task_id="t/add",
-    benchmark="test",
-    prompt="def add(a, b):\n",
-    entry_point="add",
-    test="def check(candidate):\n    assert candidate(2, 3) == 5\n",
-)
-GOOD = "    return a + b\n"
 # Hostile samples compute the wrong answer, so that any "passed" would be a forged verdict.
 WRONG = "    return a - b\n"
 MARK = uuid.uuid4().hex

@@ -17,19 +17,11 @@ import pytest
 from benchmarks.execution import ExecutionConfig, WorkerPool
 from benchmarks.execution._run import _harness_deadline, _job
 from benchmarks.problem import Problem
-from tests.sandbox_helpers import EXPECTED_LEVEL, TIERS, virtualenv
+from tests.sandbox_helpers import ADD, EXPECTED_LEVEL, GOOD, TIERS, virtualenv
 
 REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT = 2.0
-ADD = Problem(
-    task_id="t/add",
-    benchmark="test",
-    prompt="def add(a, b):\n",
-    entry_point="add",
-    test="def check(candidate):\n    assert candidate(2, 3) == 5\n",
-)
-GOOD = "    return a + b\n"
 
 
 @pytest.fixture(scope="module", params=sorted(TIERS))
