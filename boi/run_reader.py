@@ -62,7 +62,11 @@ def open_run(path: str | os.PathLike[str] | Run) -> Run:
     if isinstance(path, Run):
         return path
     # RunDir.open builds its own class: a Run.
-    run = cast(Run, Run.open(path, what="run", hint="pass the --out of a run"))
+    # Any study's, though the sentences ask for what most readers want: a `boi run`.
+    run = cast(
+        Run,
+        Run.open(path, what=ROBUSTNESS, hint="pass the --out of a `boi run`", any_study=True),
+    )
     if run.study != ROBUSTNESS:
         return run
     if not run.problems_path.is_file() and not run.completed:

@@ -65,7 +65,7 @@ PROBLEM = Problem(
 
 @pytest.mark.parametrize("chat", [False, True])
 def test_tokens_map_to_their_blocks(chat):
-    from benchmarks.generation._hf import model_input_text
+    from benchmarks.generation import model_input_text
     from tests.generation_helpers import tiny_generator
 
     _, tokenizer = tiny_generator()

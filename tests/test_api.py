@@ -138,7 +138,7 @@ def test_execute_takes_settings_and_keeps_its_results_where_asked(
 
 
 def test_open_run_says_what_is_wrong(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="is not a run directory"):
+    with pytest.raises(UserError, match="is not a boi run directory"):
         boi.open_run(tmp_path)
     with pytest.raises(UserError, match="does not exist"):
         boi.open_run(tmp_path / "missing")

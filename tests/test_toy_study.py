@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import boi
 from benchmarks.common.config import to_dict
+from benchmarks.common.errors import UserError
 from benchmarks.generation import BACKENDS
 from benchmarks.study import Shard, estimate_study, run_study
 from boi.studies import STUDIES, merge_runs
@@ -61,6 +63,11 @@ def test_a_toy_study_gets_the_driver_for_free(tmp_path: Path) -> None:
         "echo-a": 0.25,
         "echo-b": 0.25,
     }
+    # Every study's directory opens with boi.open_run; a `boi run` reading refuses it by name.
+    opened = boi.open_run(whole)
+    assert opened.study == "boi toy" and len(opened.rows("said/*/*.jsonl")) == 24
+    with pytest.raises(UserError, match="is a `boi toy` directory, not a `boi run` one"):
+        opened.problems()
     # Resume: nothing generated again, the same rows.
     before = split_files(whole)
     again = run_study(ToyStudy(config(whole)), log=quiet)

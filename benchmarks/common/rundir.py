@@ -247,12 +247,14 @@ class RunDir:
         what: str = "run",
         hint: str = "",
         shard_ok: bool = False,
+        any_study: bool = False,
     ) -> RunDir:
         """A run directory to read (never written); one sentence when it is not one.
 
         `what` names the command whose directory is expected ("boi run"; a study's command is
-        checked against the manifest's `study`); `hint` says what to pass instead. A shard's
-        directory is refused (it is a part of a run) unless `shard_ok` (`boi merge`).
+        checked against the manifest's `study`, unless `any_study`: then it only names what the
+        sentences ask for); `hint` says what to pass instead. A shard's directory is refused (it
+        is a part of a run) unless `shard_ok` (`boi merge`).
         """
         out = Path(path)
         if not out.is_dir():
@@ -266,7 +268,7 @@ class RunDir:
                 f"{out} is not a {what} directory (no {MANIFEST}); {hint or 'check the path'}."
             )
         study = recorded.get("study")
-        if what.startswith("boi ") and isinstance(study, str) and study != what:
+        if not any_study and what.startswith("boi ") and isinstance(study, str) and study != what:
             raise UserError(
                 f"{out} is a `{study}` directory, not a `{what}` one; {hint or 'check the path'}."
             )

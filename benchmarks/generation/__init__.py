@@ -41,13 +41,10 @@ from benchmarks.generation._decoding import (
     DecodingConfig,
     for_kind,
     for_language,
+    model_input_text,
     prompt_sha256,
     sample_seed,
 )
-
-# A local model's input text, shared by the hf backend and `boi analyze attention`; importing
-# the hf backend's module imports no torch (it loads the model through benchmarks.common.models).
-from benchmarks.generation._hf import model_input_text
 from benchmarks.generation._sampling import (
     PromptGroup,
     Sample,

@@ -220,3 +220,28 @@ def for_language(decoding: DecodingConfig, language: str) -> DecodingConfig:
         for_kind(decoding, spoken.stop, spoken.chat_instruction or decoding.chat_instruction),
         language=language,
     )
+
+
+def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> str:
+    """The model input for `prompt` in chat mode: the tokenizer's chat template applied to
+    one user message (instruction + the prompt in a code block)."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise UserError(
+            "decoding chat=True but the model's tokenizer has no chat template; use chat=False "
+            "or a chat/instruct model."
+        )
+    text: str = tokenizer.apply_chat_template(
+        [{"role": "user", "content": chat_message(prompt, decoding)}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    return text
+
+
+def model_input_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> tuple[str, bool]:
+    """(the text the model reads for `prompt`, whether the tokenizer adds its special tokens):
+    the chat template's text in chat mode (which carries its own), else the prompt itself. The
+    one definition of a local model's input, shared by generation and `boi analyze attention`."""
+    if decoding.chat:
+        return chat_prompt_text(tokenizer, prompt, decoding), False
+    return prompt, True

@@ -32,7 +32,11 @@ from benchmarks.generation._backend import (
     check_positive,
     model_reference,
 )
-from benchmarks.generation._decoding import DecodingConfig, chat_message, sample_seed
+from benchmarks.generation._decoding import (
+    DecodingConfig,
+    model_input_text,
+    sample_seed,
+)
 from benchmarks.generation._spec import BackendSpec
 
 # Bump when the sampling procedure changes: it is part of the identity, so old cached samples
@@ -48,31 +52,6 @@ SAMPLER_VERSION = "rowseed-v1"
 # twice the KV cache of 16 (scripts/bench_hf_generation.py). CUDA keeps the earlier default,
 # which fits the GPU memory of models that need one; it was not measured here.
 BATCH_SIZE_BY_DEVICE = {"cpu": 16, "cuda": 8}
-
-
-def chat_prompt_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> str:
-    """The model input for `prompt` in chat mode: the tokenizer's chat template applied to
-    one user message (instruction + the prompt in a code block)."""
-    if not getattr(tokenizer, "chat_template", None):
-        raise UserError(
-            "decoding chat=True but the model's tokenizer has no chat template; use chat=False "
-            "or a chat/instruct model."
-        )
-    text: str = tokenizer.apply_chat_template(
-        [{"role": "user", "content": chat_message(prompt, decoding)}],
-        add_generation_prompt=True,
-        tokenize=False,
-    )
-    return text
-
-
-def model_input_text(tokenizer: Any, prompt: str, decoding: DecodingConfig) -> tuple[str, bool]:
-    """(the text the model reads for `prompt`, whether the tokenizer adds its special tokens):
-    the chat template's text in chat mode (which carries its own), else the prompt itself. The
-    one definition of a local model's input, shared by generation and `boi analyze attention`."""
-    if decoding.chat:
-        return chat_prompt_text(tokenizer, prompt, decoding), False
-    return prompt, True
 
 
 @dataclass(frozen=True)
