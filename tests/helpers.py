@@ -1,12 +1,16 @@
-"""Test helpers: run trusted reference programs in a child process; a reference `boi run` config."""
+"""Test helpers: run trusted reference programs in a child process, or variants' reference
+solutions in the sandbox; a reference `boi run` config."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.problem import Problem
 
 _RUNNER = r"""
 import json, sys, io, contextlib
@@ -52,3 +56,21 @@ def reference_run_config(*data: str | Path | dict[str, Any], **overrides: Any) -
         "critic": {"enabled": False},
         **overrides,
     }
+
+
+def failing_references(variants: Sequence[Problem], out: Path) -> dict[str, str]:
+    """Task id -> result of each variant whose reference solution (`canonical_solution`) fails
+    its tests in the sandbox, the results written to `out`: {} when every variant kept its
+    problem's meaning.
+
+    Single-process judging: these are reference solutions, and the check is of meaning, not
+    of the sandbox (its own suites test every judging mode); it keeps CI in budget. Reference
+    timing on, as in a run: a variant that times out only by the machine's load (MBPP/123's
+    reference takes about 21 s under CI's parallel load) is judged again with a limit from its
+    reference's own time."""
+    from benchmarks.execution import ExecutionConfig, execute_samples
+
+    execution = ExecutionConfig(separate_candidate=False, timeout=10.0, max_timeout=60.0)
+    samples = [{"task_id": v.task_id, "completion": v.canonical_solution} for v in variants]
+    report = execute_samples(list(variants), samples, execution, out)
+    return {r["task_id"]: r["result"] for r in report.results if not r["passed"]}

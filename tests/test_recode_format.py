@@ -12,6 +12,7 @@ from benchmarks.problem import Problem
 from perturb.recode import format as fmt
 from perturb.recode.partial import partial_problem
 from perturb.transforms import TRANSFORMS, NotApplicable, get_transform, transforms_of_family
+from tests.helpers import failing_references
 from tests.test_recode_partial import make, released
 
 PROMPT = 'def f(xs):\n    """Sum the list.\n    >>> f([1, 2])\n    3\n    """\n'
@@ -234,19 +235,11 @@ def test_every_variant_of_humaneval_and_mbpp_passes_with_its_canonical_solution(
 ):
     """partial_code and the format family (seed 0 of new_lines) on both datasets: every
     variant's canonical solution completes its prompt into a program that passes the tests."""
-    from benchmarks.execution import ExecutionConfig, execute_samples
     from perturb.catalogue import PerturbConfig, run_catalogue
 
     names = ("partial_code", *transforms_of_family("format"))
     config = PerturbConfig(transforms=names, random_seeds=1, keep_unchanged=False)
-    # Single-process judging: these are reference solutions, and the check is of meaning,
-    # not of the sandbox (its own suites test every judging mode); it keeps CI in budget.
-    # Reference timing on, as in a run: a variant that times out only by the machine's load
-    # is judged again with a limit from its reference's own time.
-    execution = ExecutionConfig(separate_candidate=False, timeout=10.0, max_timeout=60.0)
     for loaded in (humaneval, mbpp_sweep):
         variants = run_catalogue(loaded.problems, config).variants
         assert {v.transform for v in variants} >= {"partial_code", "format_new_line_after_code"}
-        samples = [{"task_id": v.task_id, "completion": v.canonical_solution} for v in variants]
-        report = execute_samples(variants, samples, execution, tmp_path / f"{len(samples)}.jsonl")
-        assert {r["task_id"]: r["result"] for r in report.results if not r["passed"]} == {}
+        assert failing_references(variants, tmp_path / f"{len(variants)}.jsonl") == {}
