@@ -329,6 +329,7 @@ class Study(Protocol):
 
     command: ClassVar[str]
     """The command that runs it ("boi run"): logs, manifests (`study`) and `boi merge`."""
+
     @property
     def log_prefix(self) -> str:
         """What its log lines start with ("boi run", "boi bias")."""
