@@ -399,7 +399,8 @@ class Study(Protocol):
         self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
     ) -> StudyOutcome:
         """The report built from the run's files, after a run or a merge alike; `generation`
-        is what sampling did (empty after a merge, which adds up its shards')."""
+        is what sampling did (`SamplingTotals` and `verb`, the backends' `sample_verb`: a file's
+        samples are read), empty after a merge, which adds up its shards'."""
         ...
 
 
@@ -625,7 +626,7 @@ def run_study(
         dir.complete(generation=_generation_record(generation), **study.record())
         done = (
             f"{generation['generated']} generated ({generation['cache_hits']} from cache)"
-            if verbs or generation["generated"] or generation["cache_hits"]
+            if generation["generated"] or generation["cache_hits"]
             else "nothing generated"
         )
         return StudyOutcome(
