@@ -488,9 +488,7 @@ class Cgroups:
                 # A new v1 cpuset has no CPUs and no memory nodes: nothing could join it.
                 _write(root / "cpuset.cpus", _read(base / "cpuset.cpus").strip())
                 _write(root / "cpuset.mems", _read(base / "cpuset.mems").strip())
-            paths = [root / f"w{index}" for index in range(self._count)]
-            for path in paths:
-                _mkdir(path)
+            paths = self._make_workers(root)
         except OSError as err:
             self.notes.append(f"{label}: cannot create {root} ({_why(err)})")
             remove_tree(root, 1, kill=False)
@@ -534,9 +532,7 @@ class Cgroups:
             enabled = enable_controllers(own, usable, self.notes, own=True)
             usable = enable_controllers(root, enabled, self.notes)
         try:
-            paths = [root / f"w{index}" for index in range(self._count)]
-            for path in paths:
-                _mkdir(path)
+            paths = self._make_workers(root)
         except OSError as err:
             self.notes.append(f"cgroup v2: cannot create {root}/w* ({_why(err)})")
             remove_tree(root, 2, kill=False)
@@ -544,6 +540,14 @@ class Cgroups:
         tree = _Tree(2, root, paths)
         self._limit(tree, usable, own)
         self._trees.append(tree)
+
+    def _make_workers(self, root: Path) -> list[Path]:
+        """One cgroup per worker under `root` (w0, w1, ...), made; an OSError is the caller's
+        note, for either version."""
+        paths = [root / f"w{index}" for index in range(self._count)]
+        for path in paths:
+            _mkdir(path)
+        return paths
 
     def _limit(self, tree: _Tree, controllers: list[str], base: Path) -> None:
         """Write the per-worker limits; a controller counts as a cap only if all succeed."""
