@@ -38,9 +38,11 @@ LOOKED_FOR = {
 }
 
 
-def _kind(line: str) -> str | None:
+def header_kind(line: str, headers: tuple[tuple[str, re.Pattern[str]], ...]) -> str | None:
+    """The block kind `line` starts as a header of `headers` (matched whole once stripped):
+    a docstring's (`HEADERS`) or a statement's (`perturb.statement_sections.HEADERS`)."""
     stripped = line.strip()
-    return next((kind for kind, header in HEADERS if header.fullmatch(stripped)), None)
+    return next((kind for kind, header in headers if header.fullmatch(stripped)), None)
 
 
 def section_cuts(
@@ -64,7 +66,7 @@ def section_cuts(
     cuts.append(("description", doc_start))
     seen = set()
     for line in re.finditer(r"^.*$", prompt[doc_start:doc_end], re.MULTILINE):
-        kind = _kind(line.group())
+        kind = header_kind(line.group(), HEADERS)
         if kind is None:
             continue
         seen.add(kind)

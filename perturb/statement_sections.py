@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from perturb.docstring_sections import header_kind
+
 HEADERS = (
     ("constraints", re.compile(r"Constraints?\s*:?")),
     ("io_spec", re.compile(r"(?:Input|Output)(?:\s+Format)?\s*:?")),
@@ -29,11 +31,6 @@ LOOKED_FOR = {
     "constraints": "no 'Constraints' header",
     "examples": "no 'Example'/'Sample' header",
 }
-
-
-def _kind(line: str) -> str | None:
-    stripped = line.strip()
-    return next((kind for kind, header in HEADERS if header.fullmatch(stripped)), None)
 
 
 def statement_cuts(prompt: str) -> tuple[list[tuple[str, int]], dict[str, str]]:
@@ -50,7 +47,7 @@ def statement_cuts(prompt: str) -> tuple[list[tuple[str, int]], dict[str, str]]:
     cuts: list[tuple[str, int]] = [("prefix", 0), ("description", opener.end())]
     seen = {"description"}
     for line in re.finditer(r"^.*$", prompt[opener.end() : closing], re.MULTILINE):
-        kind = _kind(line.group())
+        kind = header_kind(line.group(), HEADERS)
         if kind is None or kind in seen or (kind == "io_spec" and "examples" in seen):
             continue
         seen.add(kind)
