@@ -84,6 +84,18 @@ def test_a_toy_study_gets_the_driver_for_free(tmp_path: Path) -> None:
     assert (merged.out_dir / "report" / "said.json").read_bytes() == (
         whole / "report" / "said.json"
     ).read_bytes()
+    # A shard of an older boi (rows without their ordinal) is refused, naming file and line.
+    older = next(shards[1].glob("said/*/*.jsonl"))
+    lines = [json.loads(line) for line in older.read_text().splitlines()]
+    older.write_text(
+        "".join(
+            json.dumps({k: v for k, v in row.items() if k != "ordinal"}) + "\n" for row in lines
+        )
+    )
+    with pytest.raises(
+        UserError, match=r"line 1 has no ordinal: the shard was written by an older boi"
+    ):
+        merge_runs(tmp_path / "merged-again", shards, quiet)
 
 
 @pytest.mark.usefixtures("registered")
