@@ -13,6 +13,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.registry import Registry
+from benchmarks.generation.given import GivenCompletionsBackend
 from benchmarks.study import Study, StudyOutcome
 from benchmarks.study.merge import merge_study
 
@@ -50,6 +51,7 @@ def merge_runs(
     )
 
 
-def completions_spec(path: str) -> dict[str, Any]:
-    """`--completions FILE` as the models entry that serves the file's completions."""
-    return {"kind": "completions", "model": path}
+def completions_specs(path: str) -> list[dict[str, Any]]:
+    """`--completions FILE` as the models entries that serve the file's completions: one per
+    model the file holds."""
+    return GivenCompletionsBackend.specs_of_file(path)

@@ -187,6 +187,28 @@ def test_boi_run_judges_completions_made_elsewhere(tmp_path, capsys):
     assert not (tmp_path / "dry").exists()
 
 
+def test_boi_run_takes_a_completions_file_of_several_models_as_one_model_each(tmp_path):
+    from benchmarks.loaders import load_benchmark
+
+    problem = load_benchmark("humaneval").problems[0]
+    path = tmp_path / "completions.jsonl"
+    lines = [
+        {"task_id": problem.task_id, "completion": problem.canonical_solution, "model": "good"},
+        {"task_id": problem.task_id, "completion": "    return None\n", "model": "bad x"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config_path = tmp_path / "config.json"
+    config = _robustness_config(tmp_path / "run", path).to_json()
+    config["datasets"][0]["task_ids"] = [problem.task_id]
+    config_path.write_text(json.dumps(config))
+    assert main(["run", "--config", str(config_path), "--completions", str(path)]) == 0
+    passed = {
+        folder.name: json.loads(folder.joinpath("given.jsonl").read_text())["passed"]
+        for folder in sorted((tmp_path / "run" / "results").iterdir())
+    }
+    assert passed == {"completions-bad_x": False, "completions-good": True}
+
+
 def test_a_completions_file_that_lacks_a_prompt_is_one_sentence(tmp_path):
     path = tmp_path / "completions.jsonl"
     path.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    return 1\n"}) + "\n")

@@ -121,6 +121,12 @@ class BackendBase:
         parse). Reaching servers and local models is `check_backends`'s."""
 
     @classmethod
+    def label_name(cls, spec: Any) -> str | None:
+        """The name `BackendSpec.label` gives the model after the kind, when the model id's last
+        path part does not tell it (None: that part)."""
+        return None
+
+    @classmethod
     def content_identity(cls, spec: Any) -> dict[str, Any]:
         """What decides this backend's outputs beyond `spec`'s fields (a completions file's
         sha256), added to the run identity (`BackendSpec.identity_mapping`): an edited file is

@@ -162,8 +162,10 @@ class BackendSpec:
     def label(self) -> str:
         """The model's label, its short name in tables, result rows (`model`) and results paths:
         kind and the model id's last path part."""
-        name = self.model or backend_class(self.kind).default_model
-        text = f"{self.kind}-{Path(name).name or name}" if name else self.kind
+        backend = backend_class(self.kind)
+        name = self.model or backend.default_model
+        own = backend.label_name(self)
+        text = f"{self.kind}-{own or Path(name).name or name}" if own or name else self.kind
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
     def describe(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.jsonl import iter_jsonl
@@ -344,6 +344,23 @@ class GivenCompletionsBackend(BackendBase):
     @classmethod
     def check(cls, spec: Any) -> None:
         cls._read(spec)
+
+    @classmethod
+    def label_name(cls, spec: Any) -> str | None:
+        """One model of a file of several: its name in the file (`options.of_model`)."""
+        return cast(str | None, spec.options.of_model)
+
+    @classmethod
+    def specs_of_file(cls, path: str) -> list[dict[str, Any]]:
+        """`--completions FILE` as models: the file itself when it holds one model's lines (as
+        it always was), else one entry per model in it (`options.of_model`), each labelled by
+        its name in the file."""
+        models = sorted(
+            {r.model for r in read_completions(path, {}, suite="this run", accept_any_id=True)}
+        )
+        if len(models) == 1:
+            return [{"kind": "completions", "model": path}]
+        return [{"kind": "completions", "model": path, "of_model": model} for model in models]
 
     @classmethod
     def content_identity(cls, spec: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from benchmarks.generation import model_flag_specs
 from benchmarks.loaders import dataset_help
 from benchmarks.study.cli import add_driver_arguments, drive
 from boi.runner import RobustnessStudy, RunConfig, load_run_config, resolve_config_path
-from boi.studies import completions_spec
+from boi.studies import completions_specs
 from perturb.catalogue import PerturbConfig
 
 EXAMPLES = (
@@ -75,9 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--completions",
         metavar="FILE",
         help="judge the completions of this JSONL (one {task_id or prompt, completion, "
-        "sample_index?} per line, made by any harness) instead of a model's: the "
-        "`completions` backend; overrides models (give one seed, and n no larger than the "
-        "file's samples per prompt)",
+        "model?, sample_index?} per line, made by any harness) instead of a model's: the "
+        "`completions` backend, one model per `model` in the file; overrides models (give one "
+        "seed, and n no larger than the file's samples per prompt)",
     )
     add_driver_arguments(parser)
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.completions:
         if args.model:
             raise UserError("--completions replaces the models; leave out --model.")
-        overrides["models"] = [completions_spec(args.completions)]
+        overrides["models"] = completions_specs(args.completions)
     window = {"released_after": args.released_after, "released_before": args.released_before}
     if args.dataset:
         overrides["datasets"] = [
