@@ -1,9 +1,11 @@
 """Any study's run directory read back: `open_study(path) -> StudyDir`.
 
-Every study's rows share one envelope, whatever the study: the model and setting (the cell), the
-seed and `sample_index` (the sample), `ordinal` (where the driver placed it), the reply fields,
-then what the judge added. A study's directory is read the same way for all of them: which
-study wrote it (the manifest's `study`), and the rows of its split files. `boi.open_run` reads
+Every study's rows carry what the driver knows of their sample: `model` (the cell's),
+`sample_index` and `ordinal` (where the driver placed it), with the cell's setting under the
+study's name for it (`setting`; a fairness test's `strategy` and `round`, a self-detection
+question's `form`) and the seed where one was drawn; then what the judge added. A study's
+directory is read the same way for all of them: which study wrote it (the manifest's `study`),
+and the rows of its split files. `boi.open_run` reads
 `boi run`'s with its own accessors on top (`boi.run_reader.Run` is a `StudyDir`); the social-bias
 studies read their directories here (the bias half does not import `boi`).
 """
