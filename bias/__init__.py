@@ -11,10 +11,19 @@ Shared by both: `bias.metrics` (every bias metric, each with its paper's equatio
 
 from pathlib import Path
 
+from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.upstream import loader_targets
 
 BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 """Configs both commands resolve by name (`demo`, `paper`, `test-demo`, `exp-*`)."""
+
+
+def resolve_config_path(name_or_path: str | None) -> str | None:
+    """A bundled config name (`demo`, `paper`, `preliminary`, `test-demo`, `exp-*`) or a path,
+    as a path: both commands' `--config`."""
+    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
+
+
 DATA_DIR = Path(__file__).parent / "data"
 """The suites' data files: Liu's modifiers, dimensions and templates; the fairness tests'
 attributes, value pools, prompt variants and mitigation strategies."""

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from benchmarks.common.config import load_config, to_dict
-from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
@@ -56,7 +55,6 @@ from benchmarks.study import (
     run_study,
 )
 from benchmarks.study.reader import StudyDir, open_study
-from bias import BUNDLED_CONFIGS
 from bias.completions import read_completions
 from bias.fairness_tests.cases import (
     ENTRY_POINT,
@@ -215,11 +213,6 @@ class FairnessRunConfig:
                 "a completions file has no model to ask for corrections; leave feedback_rounds "
                 "at 0 with --completions."
             )
-
-
-def resolve_config_path(name_or_path: str | None) -> str | None:
-    """A bundled config name (`test-demo`) or a path, as a path."""
-    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
 
 
 def load_fairness_config(path: str | None, overrides: dict[str, Any]) -> FairnessRunConfig:

@@ -42,7 +42,6 @@ from typing import Any, ClassVar
 
 from benchmarks.common.atomic import write_bytes_atomic
 from benchmarks.common.config import load_config, to_dict
-from benchmarks.common.config import resolve_config_path as resolve_bundled
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import KeyedLog, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
@@ -77,7 +76,6 @@ from benchmarks.study import (
     run_study,
 )
 from benchmarks.study.reader import StudyDir, open_study
-from bias import BUNDLED_CONFIGS
 from bias.completions import LIU_SUITE, CompletionRecord, read_completions
 from bias.metrics import is_biased
 from bias.modifier_prompts.classifier import CodeBiasClassifier, load_classifier
@@ -220,11 +218,6 @@ class BiasRunConfig:
             decoding = dataclasses.replace(base, top_p=value)
             out.setdefault(f"T={base.temperature:g} top_p={value:g}", decoding)
         return list(out.items())
-
-
-def resolve_config_path(name_or_path: str | None) -> str | None:
-    """A bundled config name (`demo`, `paper`, `preliminary`) or a path, as a path."""
-    return resolve_bundled(name_or_path, BUNDLED_CONFIGS)
 
 
 def load_bias_config(path: str | None, overrides: dict[str, Any]) -> BiasRunConfig:

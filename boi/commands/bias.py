@@ -20,6 +20,7 @@ from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
 from benchmarks.study.cli import add_driver_arguments, drive, print_estimate
 from benchmarks.study.reader import open_study
+from bias import resolve_config_path
 from bias.fairness_tests.ablations import BUNDLED_CONFIGS as EXPERIMENT_CONFIGS
 from bias.fairness_tests.ablations import MARKER as EXPERIMENT_MARKER
 from bias.fairness_tests.ablations import (
@@ -33,7 +34,6 @@ from bias.fairness_tests.run import (
     load_fairness_config,
     rebuild_fairness_report,
 )
-from bias.fairness_tests.run import resolve_config_path as resolve_test_config
 from bias.modifier_prompts.classifier import RECORD as CLASSIFIER_RECORD
 from bias.modifier_prompts.classifier import ClassifierConfig, metrics_table, train_classifier
 from bias.modifier_prompts.human_eval import evaluate_sheet, export_sheet
@@ -42,7 +42,6 @@ from bias.modifier_prompts.run import (
     ModifierStudy,
     load_bias_config,
     rebuild_report,
-    resolve_config_path,
 )
 from bias.modifier_prompts.suite import SuiteConfig, load_suite
 
@@ -187,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = overrides_from_args(args, FairnessRunConfig)
         if args.model:
             overrides["models"] = model_flag_specs(args.model)
-        test_config = load_fairness_config(resolve_test_config(args.config), overrides)
+        test_config = load_fairness_config(resolve_config_path(args.config), overrides)
         return drive(FairnessStudy(test_config), args)
     if args.bias_command == "experiment":
         experiment = load_experiment_config(args.config, data=args.data, out=args.out)
