@@ -6,7 +6,9 @@ here, in the upstream file's shape."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from benchmarks.loaders.bigcodebench import (
     load_bigcodebench_all,
 )
 from boi.cli import main
+from boi.runner import load_run_config
+from boi.runner.stages import _perturb
 from perturb.blocks import DatasetSplit, format_coverage, split_blocks, split_dataset
 from perturb.catalogue import PerturbConfig, run_catalogue
 from perturb.transforms import NotApplicable, get_transform
@@ -128,6 +132,31 @@ def test_the_pinned_file_leaves_out_the_tasks_whose_reference_fails() -> None:
     assert loaded.issues[-1].task_id == (
         f"{len(checked['failures'])} tasks whose reference solution fails in the sandbox"
     )
+
+
+@pytest.mark.parametrize("name", ["smollm-bigcodebench-chat", "smollm-bigcodebench"])
+def test_the_results_config_is_its_committed_runs_and_makes_its_prompts(name, tmp_path) -> None:
+    """docs/results.md's BigCodeBench table: the committed config is the one the committed run
+    recorded, and perturbing the pinned file by it makes that run's variants, prompt for prompt
+    (so the documented command makes the table's samples again)."""
+    if not BCB_FILE.is_file():
+        pytest.skip(f"{BCB_FILE} not present")
+    results = Path(__file__).parents[1] / "docs" / "results"
+    with tarfile.open(results / f"{name}-run.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    run = tmp_path / name
+    config = load_run_config(str(results / f"{name}.yaml"), {})
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert load_run_config(None, manifest["config"]) == config
+    spec = dataclasses.replace(config.datasets[0], data=str(BCB_FILE))
+    variants, _ = _perturb(
+        dataclasses.replace(config, datasets=(spec,)), None, lambda message: None
+    )
+    recorded = {
+        row["task_id"]: row["prompt"]
+        for row in map(json.loads, (run / "problems.jsonl").read_text().splitlines())
+    }
+    assert {v.task_id: v.prompt for v in variants} == recorded
 
 
 def test_the_dataset_loads_the_standard_library_tier_and_says_what_it_left_out(
