@@ -23,7 +23,7 @@ from benchmarks.generation import (
     Request,
     Sample,
 )
-from benchmarks.study import Cell, StudyBase, StudyOutcome, StudyRun
+from benchmarks.study import Cell, Study, StudyOutcome, StudyRun
 from benchmarks.study.reader import open_study
 
 
@@ -36,7 +36,7 @@ class ToyConfig:
     n: int = 2
 
 
-class ToyStudy(StudyBase):
+class ToyStudy(Study):
     Config = ToyConfig
     command: ClassVar[str] = "boi toy"
     split_files: ClassVar[tuple[str, ...]] = ("said/*/*.jsonl",)

@@ -228,10 +228,11 @@ def load_bigcodebench(
                 dropped=True,
             )
         )
+    failures: dict[str, str] = {}
     if reference_check:
-        kept, issue = _without_failing_references(path, kept)
+        kept, issue, failures = _without_failing_references(path, kept)
         issues.append(issue)
-    return LoadResult(kept, issues)
+    return LoadResult(kept, issues, reference_failures=failures)
 
 
 REFERENCE_FILE = Path(__file__).parent / "data" / "bigcodebench-reference.json"
@@ -242,20 +243,31 @@ under separated judging, each with the reason."""
 
 def _without_failing_references(
     path: Path, problems: list[Problem]
-) -> tuple[list[Problem], LoadIssue]:
+) -> tuple[list[Problem], LoadIssue, dict[str, str]]:
+    """The problems whose reference passed, the issue that says what was left out, and each
+    left-out task's reason (which the run records)."""
     checked = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     if checked["source_sha256"] != sha256_of(path):
-        return problems, LoadIssue(
-            f"{len(problems)} tasks",
-            "kept with their references unchecked: the reference check was run on the pinned "
-            "file, not this one (python scripts/bigcodebench_reference.py FILE checks it)",
+        return (
+            problems,
+            LoadIssue(
+                f"{len(problems)} tasks",
+                "kept with their references unchecked: the reference check was run on the pinned "
+                "file, not this one (python scripts/bigcodebench_reference.py FILE checks it)",
+            ),
+            {},
         )
     failing = checked["failures"]
     kept = [p for p in problems if p.task_id not in failing]
-    return kept, LoadIssue(
-        f"{len(problems) - len(kept)} tasks whose reference solution fails in the sandbox",
-        "left out: their tests need what separated judging withholds (a directory shared with "
-        "the candidate, a patch inside its process, the network) or the reference is wrong; "
-        f"each task's reason is in benchmarks/loaders/data/{REFERENCE_FILE.name}",
-        dropped=True,
+    reasons = {p.task_id: str(failing[p.task_id]) for p in problems if p.task_id in failing}
+    return (
+        kept,
+        LoadIssue(
+            f"{len(problems) - len(kept)} tasks whose reference solution fails in the sandbox",
+            "left out: their tests need what separated judging withholds (a directory shared with "
+            "the candidate, a patch inside its process, the network) or the reference is wrong; "
+            f"each task's reason is in benchmarks/loaders/data/{REFERENCE_FILE.name}",
+            dropped=True,
+        ),
+        reasons,
     )

@@ -25,6 +25,11 @@ class LoadResult:
     problems a selection asked for (`load_benchmark(..., task_ids=, limit=)`); None when
     `problems` is the whole dataset."""
 
+    reference_failures: dict[str, str] = field(default_factory=dict)
+    """Problems the loader left out because their own reference solution fails in the sandbox
+    (task id -> reason; BigCodeBench's shipped check): a run records them in its
+    `reference_failures.jsonl` beside those it checks itself."""
+
     @property
     def dataset_prompts(self) -> list[tuple[str, str]]:
         """(task id, prompt) of every problem of the dataset, however many were built: what a

@@ -20,18 +20,19 @@ cell's place, the sample's place in the unsharded cell); `judge`; the report. Th
 `merge_study`) orders the shards' rows by `ordinal`; Ray runs the shards as tasks
 (`run_study_on_ray`); completions made elsewhere come as the `completions` backend, or as a
 cell's `given` samples (a file of several models, each with its own count of samples).
-`StudyBase` gives a new study the defaults (its config's claim, model checks, no whole-run
-files, the estimate in plain words): adding one is a module and a line in
-`boi.studies.STUDIES` (tests/test_toy_study.py is one).
+`Study` gives a new study the defaults (its config's claim, model checks, no whole-run files,
+the estimate in plain words): adding one is a module and a line in `boi.studies.STUDIES`
+(tests/toy_study.py is one).
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from benchmarks.common.config import load_config, to_dict
 from benchmarks.common.errors import UserError
@@ -64,7 +65,6 @@ __all__ = [
     "Shard",
     "Study",
     "StudyOutcome",
-    "StudyBase",
     "StudyRun",
     "cell_counts",
     "check_claim",
@@ -321,27 +321,33 @@ class Cell:
         return [text for group in self.groups for text in group.prompts.values()]
 
 
-class Study(Protocol):
+class Study(abc.ABC):
     """A kind of run (see the module docstring): what varies is data (`units`, `cells`), how a
-    cell's samples are judged is `judge`, what is reported is `report`; the driver loops.
-    `config` is its typed config, with at least `out_dir`, `models` (backend specs) and
-    `seeds`."""
+    cell's samples are judged is `judge`, what is reported is `report`; the driver loops. A
+    study names its `command` and `split_files` and writes those four; the rest has defaults it
+    overrides where it differs: a config dataclass `Config` (with `out_dir`, `models`, backend
+    specs, and `seeds`) claimed by its portable self, its models checked before the claim, no
+    whole-run files, no manifest fields of its own, the estimate in plain words."""
 
+    Config: ClassVar[type]
     command: ClassVar[str]
     """The command that runs it ("boi run"): logs, manifests (`study`) and `boi merge`."""
-
-    @property
-    def log_prefix(self) -> str:
-        """What its log lines start with ("boi run", "boi bias")."""
-        ...
-
-    whole_run_files: ClassVar[tuple[str, ...]]
+    whole_run_files: ClassVar[tuple[str, ...]] = ()
     """Files every shard writes for the whole run (identical in every shard)."""
     split_files: ClassVar[tuple[str, ...]]
     """Glob patterns (relative to the run) of the JSONL files each shard writes for its own
     units, one row per judged sample carrying the sample's `ordinal`: a merge joins them in
     that order."""
-    config: Any
+
+    def __init__(self, config: Any, recorded: Mapping[str, Any] | None = None) -> None:
+        self.config = config
+        # The manifest this study was rebuilt from (a shard's, for the merge), or None.
+        self._recorded = dict(recorded or {})
+
+    @property
+    def log_prefix(self) -> str:
+        """What its log lines start with ("boi run", "boi bias")."""
+        return self.command
 
     @classmethod
     def from_config(
@@ -352,88 +358,13 @@ class Study(Protocol):
         config names a file outside the working directory by its last part only
         (`portable_config`), so what the study needs of a file's content (a digest its
         identity hashes) it takes from `recorded`, never from a file of that name."""
-        ...
-
-    def claim_spec(self, out_dir: str) -> ClaimSpec:
-        """How the run is claimed, its config's `out_dir` spelled as given."""
-        ...
-
-    def load(self, log: Callable[[str], None]) -> None:
-        """Read and check every input (no file written): a mistake costs one sentence before
-        the directory is claimed."""
-        ...
-
-    def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
-        """Decide the units and cells: write the whole-run files into the run, or, with None
-        (the estimate), write nothing."""
-        ...
-
-    def units(self) -> list[str]:
-        """Every unit of the run in run order (after `prepare`): what shards are dealt."""
-        ...
-
-    def cells(self) -> Iterable[Cell]:
-        """Every cell in run order (after `prepare`). A generator may look at what `judge` saw
-        of the cells before (a feedback round); the estimate asks without judging."""
-        ...
-
-    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
-        """Called once a model is loaded, before its first cell is sampled."""
-        ...
-
-    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
-        """Judge the cell's samples (the run's shard's), write its split files (each row with
-        its sample's `ordinal`) and return the rows."""
-        ...
-
-    def record(self) -> dict[str, Any]:
-        """What the completed manifest records of the run beside the report (a shard's too:
-        the models' identities, the classifier's cache hits)."""
-        ...
-
-    def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
-        """The estimate in the study's words, from what its cells sample (`counts`)."""
-        ...
-
-    def report(
-        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
-    ) -> StudyOutcome:
-        """The report built from the run's files, after a run or a merge alike; `generation`
-        is what sampling did (`SamplingTotals` and `verb`, the backends' `sample_verb`: a file's
-        samples are read), empty after a merge, which adds up its shards'."""
-        ...
-
-
-class StudyBase:
-    """What most studies do the same way, for a study to inherit (and override): a config
-    dataclass `Config` with `out_dir`, `models` (backend specs) and `seeds`, claimed by that
-    config with portable paths, its models checked before the claim, no whole-run files, no
-    manifest fields of its own, the estimate in plain words. What is left is the study's own:
-    `command`, `split_files`, `units`, `cells`, `judge`, `report`."""
-
-    Config: ClassVar[type]
-    command: ClassVar[str]
-    whole_run_files: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self, config: Any, recorded: Mapping[str, Any] | None = None) -> None:
-        self.config = config
-        # The manifest this study was rebuilt from (a shard's, for the merge), or None.
-        self._recorded = dict(recorded or {})
-
-    @property
-    def log_prefix(self) -> str:
-        return self.command
-
-    @classmethod
-    def from_config(
-        cls, config_json: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
-    ) -> Any:
         return cls(load_config(cls.Config, None, dict(config_json)), recorded)
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
+        """How the run is claimed, its config's `out_dir` spelled as given: by the config,
+        recorded and hashed with portable paths (no machine's absolute path), so the run is the
+        same run from its manifest alone, wherever it is merged or resumed."""
         config_json = {**to_dict(self.config), "out_dir": out_dir}
-        # Recorded and hashed with portable paths (no machine's absolute path): the run is the
-        # same run from its manifest alone, wherever it is merged or resumed.
         recorded = portable_config(config_json)
         return ClaimSpec(
             config=config_json,
@@ -443,21 +374,41 @@ class StudyBase:
         )
 
     def load(self, log: Callable[[str], None]) -> None:
+        """Read and check every input (no file written): a mistake costs one sentence before
+        the directory is claimed."""
         check_models(self.config.models, self.config.seeds)
 
     def prepare(self, run: StudyRun | None, log: Callable[[str], None]) -> None:
-        pass
+        """Decide the units and cells: write the whole-run files into the run, or, with None
+        (the estimate), write nothing. By default there are none."""
+        return None
+
+    @abc.abstractmethod
+    def units(self) -> list[str]:
+        """Every unit of the run in run order (after `prepare`): what shards are dealt."""
+
+    @abc.abstractmethod
+    def cells(self) -> Iterable[Cell]:
+        """Every cell in run order (after `prepare`). A generator may look at what `judge` saw
+        of the cells before (a feedback round); the estimate asks without judging."""
 
     def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
-        pass
+        """Called once a model is loaded, before its first cell is sampled (by default: no
+        more to do)."""
+        return None
+
+    @abc.abstractmethod
+    def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
+        """Judge the cell's samples (the run's shard's), write its split files (each row with
+        its sample's `ordinal`) and return the rows."""
 
     def record(self) -> dict[str, Any]:
+        """What the completed manifest records of the run beside the report (a shard's too:
+        the models' identities, the classifier's cache hits)."""
         return {}
 
-    def units(self) -> list[str]:
-        raise NotImplementedError
-
     def describe(self, counts: SampleCounts, cells: Sequence[Cell]) -> Estimate:
+        """The estimate in the study's words, from what its cells sample (`counts`)."""
         executed = sum(cell_counts(cell).requested for cell in cells if cell.executed)
         return Estimate.of(
             counts,
@@ -465,6 +416,14 @@ class StudyBase:
             executions=executed,
             cells=f"{len(self.config.models)} models x {len(self.config.seeds)} seeds",
         )
+
+    @abc.abstractmethod
+    def report(
+        self, run: RunDir, generation: Mapping[str, Any], log: Callable[[str], None]
+    ) -> StudyOutcome:
+        """The report built from the run's files, after a run or a merge alike; `generation`
+        is what sampling did (`SamplingTotals` and `verb`, the backends' `sample_verb`: a file's
+        samples are read), empty after a merge, which adds up its shards'."""
 
 
 def study_path(study: Study | type[Study]) -> str:

@@ -49,7 +49,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
-    StudyBase,
+    Study,
     StudyOutcome,
     StudyRun,
     run_study,
@@ -483,7 +483,7 @@ def check_fairness_inputs(
     return FairnessInputs(tasks, issues, mitigations, strategies, from_file)
 
 
-class FairnessStudy(StudyBase):
+class FairnessStudy(Study):
     """`boi bias test` as a study (`benchmarks.study`): its units are the tasks (a function
     task's category as one unit, `shard_unit`), its cells every model x mitigation strategy
     (round 0, then each strategy's feedback rounds), each sampled over the seeds and run in the

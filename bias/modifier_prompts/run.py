@@ -68,7 +68,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
-    StudyBase,
+    Study,
     StudyOutcome,
     StudyRun,
     cell_counts,
@@ -367,7 +367,7 @@ def _given_samples(
     return by_model
 
 
-class ModifierStudy(StudyBase):
+class ModifierStudy(Study):
     """`boi bias run` as a study (`benchmarks.study`): its units are the suite's prompts (and
     the pass@k benchmark's problems), its cells every model x decoding setting (the sweeps),
     each sampled over the seeds, classified and read by the lexicon, reported as CBS/UFS/SD.

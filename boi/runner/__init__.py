@@ -8,7 +8,8 @@ function of its own command, talking through files in one run directory:
     problems.jsonl         every variant (and the name-only probe), with lineage
     not_applied.jsonl      (task, transform, reason) for every transformation that did not apply
     reference_failures.jsonl  (dataset, task, reason) for every problem left out because its own
-                           reference fails in this machine's sandbox (languages other than Python)
+                           reference fails in this machine's sandbox (languages other than Python),
+                           or in the check its loader ships (BigCodeBench)
     .perturbation.json     the key of the inputs the two files above were made from
     critic.jsonl           critic scores and gate verdicts (when the critic is on)
     generations.jsonl      the generation cache (model, prompt hash, decoding, seed, index)

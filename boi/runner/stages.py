@@ -207,6 +207,12 @@ def _perturb(
     for spec, loaded in zip(config.datasets, datasets, strict=True):
         for issue in loaded.issues:
             log(f"  {spec.label}: {issue.task_id}: {issue.reason}")
+        # Left out by the loader's own reference check (BigCodeBench's): recorded with the
+        # ones this run checks, so the run directory says which tasks it did not judge and why.
+        left_out += [
+            {"dataset": spec.label, "task_id": task_id, "reason": reason}
+            for task_id, reason in loaded.reference_failures.items()
+        ]
         if any(p.lineage for p in loaded.problems):
             given = _given_variants(loaded.problems, spec)
             sources.update(v.source_task_id for v in given)
@@ -245,7 +251,7 @@ def _perturb(
         )
     if out is not None:
         write_jsonl(out / "not_applied.jsonl", not_applied)
-        if any(p.language != "python" for p in variants):  # only where a check ran
+        if left_out or any(p.language != "python" for p in variants):  # where a check ran
             write_jsonl(out / REFERENCE_FAILURES, left_out)
         write_jsonl(
             out / "problems.jsonl",
@@ -257,7 +263,8 @@ def _perturb(
 
 
 PERTURBATION_MARKER = ".perturbation.json"
-# The problems left out of a run because their own reference fails on this machine.
+# The problems left out of a run because their own reference fails on this machine (or, for a
+# loader that ships its check, where that check was run: `LoadResult.reference_failures`).
 REFERENCE_FAILURES = "reference_failures.jsonl"
 
 

@@ -32,7 +32,7 @@ from benchmarks.study import (
     Estimate,
     SampleCounts,
     Shard,
-    StudyBase,
+    Study,
     StudyOutcome,
     StudyRun,
     estimate_study,
@@ -56,7 +56,7 @@ from boi.runner.stages import (
 __all__ = ["RobustnessStudy", "RunOutcome", "estimate_run", "run_robustness"]
 
 
-class RobustnessStudy(StudyBase):
+class RobustnessStudy(Study):
     """`boi run` as a study (`benchmarks.study`): its units are source problems (every variant
     of a problem in one shard), its cells every model x setting, each sampled over the seeds,
     executed in the sandbox and reported as pass@k per transformation."""

@@ -35,7 +35,7 @@ from benchmarks.study import (
     ClaimSpec,
     Estimate,
     SampleCounts,
-    StudyBase,
+    Study,
     StudyOutcome,
     StudyRun,
     cell_counts,
@@ -324,7 +324,7 @@ def _test_finished(test_dir: Path) -> bool:
     return recorded is not None and bool(recorded.get("completed"))
 
 
-class SelfDetectionStudy(StudyBase):
+class SelfDetectionStudy(Study):
     """Huang's self-detection (Table 9) as a study (`benchmarks.study`), run inside the
     `huang_self_detection` ablation once its test run is done: its units are the compared
     replies (round 0's fair or biased verdicts, `model|strategy|task_id#sample_index`), its
