@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import benchmarks.loaders.bigcodebench as bcb
 from benchmarks.common.errors import UserError
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.execution.reference_check import reference_failures
@@ -23,6 +24,7 @@ from benchmarks.loaders.bigcodebench import (
     load_bigcodebench,
     load_bigcodebench_all,
 )
+from benchmarks.upstream import sha256_of
 from boi.cli import main
 from boi.runner import load_run_config
 from boi.runner.stages import _perturb
@@ -157,6 +159,34 @@ def test_the_results_config_is_its_committed_runs_and_makes_its_prompts(name, tm
         for row in map(json.loads, (run / "problems.jsonl").read_text().splitlines())
     }
     assert {v.task_id: v.prompt for v in variants} == recorded
+
+
+def test_a_run_records_the_tasks_whose_shipped_reference_check_failed(
+    tmp_path, monkeypatch
+) -> None:
+    """The tasks the loader leaves out for a failing reference are in the run directory's
+    reference_failures.jsonl with their reasons, not only in the log."""
+    data = write(tmp_path / "bcb.jsonl", [record(), record("BigCodeBench/2")])
+    checked = tmp_path / "reference.json"
+    reason = "failed: AssertionError: needs a shared directory"
+    checked.write_text(
+        json.dumps({"source_sha256": sha256_of(data), "failures": {"BigCodeBench/2": reason}})
+    )
+    monkeypatch.setattr(bcb, "REFERENCE_FILE", checked)
+    config = load_run_config(
+        None,
+        {
+            "datasets": [{"name": "bigcodebench", "data": str(data)}],
+            "transforms": ["original"],
+            "name_only_probe": False,
+            "out_dir": str(tmp_path / "run"),
+        },
+    )
+    (tmp_path / "run").mkdir()
+    variants, _ = _perturb(config, tmp_path / "run", lambda message: None)
+    assert [v.task_id for v in variants] == ["BigCodeBench/0"]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "reference_failures.jsonl").open()]
+    assert rows == [{"dataset": "bigcodebench", "task_id": "BigCodeBench/2", "reason": reason}]
 
 
 def test_the_dataset_loads_the_standard_library_tier_and_says_what_it_left_out(
