@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.common.config import load_config, to_dict
+from benchmarks.common.config import load_config
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from benchmarks.common.progress import progress_bar, stage
-from benchmarks.common.provenance import config_hash, portable_config
+from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
@@ -511,20 +511,14 @@ class FairnessStudy(Study):
         return cls(load_config(FairnessRunConfig, None, dict(config_json)))
 
     def claim_spec(self, out_dir: str) -> ClaimSpec:
-        config_json = {**to_dict(self.config), "out_dir": out_dir}
-        # Recorded and hashed with portable paths (no machine's absolute path): the run is the
-        # same run from its manifest alone, wherever it is merged or resumed.
-        recorded = portable_config(config_json)
+        spec = super().claim_spec(out_dir)
         inputs = {"data": self.config.data, "completions": self.config.completions}
-        return ClaimSpec(
-            config=config_json,
-            identity=recorded,
+        return dataclasses.replace(
+            spec,
             inputs={name: path for name, path in inputs.items() if path},
-            record={"seeds": list(self.config.seeds)},
             # Written with the paths as typed (before they were recorded portably): still this
             # run, so older directories resume.
-            also_accepted=(config_hash(config_json),),
-            recorded=recorded,
+            also_accepted=(config_hash(spec.config),),
         )
 
     def load(self, log: Callable[[str], None]) -> None:
