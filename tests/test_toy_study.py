@@ -76,7 +76,13 @@ def test_a_toy_study_gets_the_driver_for_free(tmp_path: Path) -> None:
     shards = []
     for index in range(2):
         out = tmp_path / f"shard{index}"
+        # --shard I/N --dry-run: the shard's own counts.
+        part = estimate_study(ToyStudy(config(out)), quiet, shard=Shard(index, 2))
         run_study(ToyStudy(config(out)), shard=Shard(index, 2), log=quiet)
+        assert part.requested_samples == len(
+            [line for data in split_files(out).values() for line in data.splitlines()]
+        )
+        assert part.notes[0].startswith(f"shard {index}/2: {2 - index} of 3 units")
         shards.append(out)
     assert split_files(shards[0]) != before
     merged = merge_runs(tmp_path / "merged", shards, quiet)

@@ -520,21 +520,13 @@ def _samples_of(
     """The cell's samples of this run's units, each with its ordinal."""
     positions = _sampling_positions(cell)
     if cell.given:
-        samples = [s for s in cell.given if owned(cell.unit_of[s.prompt_id])]
+        samples = list(_owned_part(cell, owned).given)
         totals = SamplingTotals()
     else:
         assert backend is not None
-        groups = [
-            PromptGroup(
-                {p: text for p, text in group.prompts.items() if owned(cell.unit_of[p])},
-                group.decoding,
-                group.name,
-            )
-            for group in cell.groups
-        ]
         samples, totals = sample_prompts(
             backend,
-            groups,
+            _owned_part(cell, owned).groups,
             cell.seeds,
             run.path / GENERATIONS,
             log=run.log,
@@ -610,7 +602,7 @@ def _generation_record(generation: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cell_counts(cell: Cell) -> SampleCounts:
-    """What sampling the cell costs (every prompt of it, whichever shard samples it)."""
+    """What sampling the cell costs (every prompt of it)."""
     if cell.given:
         return SampleCounts(requested=len(cell.given))
     counts = SampleCounts()
@@ -622,26 +614,51 @@ def cell_counts(cell: Cell) -> SampleCounts:
     return counts
 
 
+def _owned_part(cell: Cell, owned: Callable[[str], bool]) -> Cell:
+    """The cell as a shard samples it: the prompts and given samples of its units only."""
+    groups = tuple(
+        PromptGroup(
+            {p: text for p, text in g.prompts.items() if owned(cell.unit_of[p])},
+            g.decoding,
+            g.name,
+        )
+        for g in cell.groups
+    )
+    given = tuple(s for s in cell.given if owned(cell.unit_of[s.prompt_id]))
+    return dataclasses.replace(cell, groups=groups, given=given)
+
+
 def estimate_study(
     study: Study,
     log: Callable[[str], None] = print,
     *,
     tokens_per_second: float | None = None,
     gpus: int = 1,
+    shard: Shard | None = None,
 ) -> Estimate:
-    """What the study's cells would sample and judge, counted as the sampling loop does it
-    (each distinct prompt of a group n times per seed), with the throughput that turns tokens
-    into hours. Nothing is generated, executed or written."""
+    """What the study's cells would sample and judge (a shard's units only, with `shard`),
+    counted as the sampling loop does it (each distinct prompt of a group n times per seed),
+    with the throughput that turns tokens into hours. Nothing is generated, executed or
+    written."""
     if tokens_per_second is not None and tokens_per_second <= 0:
         raise UserError(f"--tokens-per-second is {tokens_per_second}; give a positive rate.")
     if gpus < 1:
         raise UserError(f"--gpus is {gpus}; give at least 1.")
     study.prepare(None, log)
     cells = list(study.cells())
+    if shard is not None:
+        units = study.units()
+        mine = shard.select_units(units)
+        cells = [_owned_part(cell, mine.__contains__) for cell in cells]
     counts = SampleCounts()
     for cell in cells:
         counts += cell_counts(cell)
     estimate = study.describe(counts, cells)
+    if shard is not None:
+        estimate.notes.insert(
+            0,
+            f"shard {shard.label}: {len(mine)} of {len(set(units))} units (the counts are its own)",
+        )
     estimate.tokens_per_second = tokens_per_second
     estimate.gpus = gpus
     return estimate

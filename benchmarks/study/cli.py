@@ -74,7 +74,7 @@ def drive(study: Study, args: argparse.Namespace, *, solo: Sequence[str] = ()) -
         study.load(print)
         check_claim(study, shard)
         estimate = estimate_study(
-            study, print, tokens_per_second=args.tokens_per_second, gpus=args.gpus
+            study, print, tokens_per_second=args.tokens_per_second, gpus=args.gpus, shard=shard
         )
         print_estimate(study.command, estimate)
         return 0
