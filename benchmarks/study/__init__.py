@@ -316,10 +316,6 @@ class Cell:
     place: int = -1
     """The cell's place in the run (set by the driver): the first part of its rows' ordinals."""
 
-    def prompts(self) -> list[str]:
-        """Every prompt text of the cell, in sampling order within a seed."""
-        return [text for group in self.groups for text in group.prompts.values()]
-
 
 class Study(abc.ABC):
     """A kind of run (see the module docstring): what varies is data (`units`, `cells`), how a
