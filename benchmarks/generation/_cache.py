@@ -129,14 +129,7 @@ class GenerationOutcome:
             out[pid] = []
             for text in texts:
                 if (prompt, text) not in read:
-                    read[(prompt, text)] = read_completion_reply(
-                        text,
-                        prompt,
-                        chat=decoding.chat,
-                        stop=decoding.generation_stop,
-                        helpers=decoding.keep_helpers,
-                        language=decoding.language,
-                    )
+                    read[(prompt, text)] = read_generated(text, prompt, decoding)
                 out[pid].append(read[(prompt, text)])
         return out
 
@@ -167,6 +160,19 @@ class GenerationOutcome:
             f"({self.unique_prompts} distinct): {self.cache_hits} from cache, "
             f"{self.generated} {verb}, {self.deduplicated} shared by identical prompts"
         )
+
+
+def read_generated(raw: str, prompt: str, decoding: DecodingConfig) -> ReplyReading:
+    """How a raw output generated under `decoding` reads as a completion of `prompt` (the one
+    reply reader, with the decoding's chat mode, stops, helpers and language)."""
+    return read_completion_reply(
+        raw,
+        prompt,
+        chat=decoding.chat,
+        stop=decoding.generation_stop,
+        helpers=decoding.keep_helpers,
+        language=decoding.language,
+    )
 
 
 def _chunks(indices: list[int], size: int) -> list[tuple[int, ...]]:

@@ -20,15 +20,9 @@ from functools import cached_property
 
 from benchmarks.common.progress import stage
 from benchmarks.generation._backend import Backend, check_seeds, sample_verb
-from benchmarks.generation._cache import generate_samples
+from benchmarks.generation._cache import generate_samples, read_generated
 from benchmarks.generation._decoding import DecodingConfig
-from benchmarks.generation.replies import (
-    EXTRACTED,
-    NO_CODE,
-    TRUNCATED,
-    ReplyReading,
-    read_completion_reply,
-)
+from benchmarks.generation.replies import EXTRACTED, NO_CODE, TRUNCATED, ReplyReading
 
 
 @dataclass(frozen=True)
@@ -63,17 +57,9 @@ class Sample:
         stops, the code taken out of a chat reply), read when a judge first asks, never by the
         sampling loop: a study that reads its replies its own way (a fairness test's method)
         reads them once. None for a sample made elsewhere."""
-        decoding = self.decoding
-        if decoding is None:
+        if self.decoding is None:
             return None
-        return read_completion_reply(
-            self.raw,
-            self.prompt,
-            chat=decoding.chat,
-            stop=decoding.generation_stop,
-            helpers=decoding.keep_helpers,
-            language=decoding.language,
-        )
+        return read_generated(self.raw, self.prompt, self.decoding)
 
     @property
     def completion(self) -> str:
