@@ -490,7 +490,6 @@ class FairnessStudy(Study):
     sandbox as fairness tests; reported as CBS, CBS@K, BLS and Pass@attribute."""
 
     command: ClassVar[str] = "boi bias test"
-    log_prefix: ClassVar[str] = "boi bias test"
     whole_run_files: ClassVar[tuple[str, ...]] = ("tasks.jsonl", "load_issues.jsonl")
     split_files: ClassVar[tuple[str, ...]] = ("results/*/*/*.jsonl", "verdicts/*/*/*.jsonl")
 

@@ -62,7 +62,6 @@ class RobustnessStudy(Study):
     executed in the sandbox and reported as pass@k per transformation."""
 
     command: ClassVar[str] = "boi run"
-    log_prefix: ClassVar[str] = "boi run"
     # Written by every shard for the whole run, so identical in every shard.
     whole_run_files: ClassVar[tuple[str, ...]] = (
         "problems.jsonl",
