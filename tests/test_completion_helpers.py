@@ -14,7 +14,7 @@ from benchmarks.generation import (
     DecodingConfig,
     Request,
     generate_samples,
-    read_completion_reply,
+    read_generated,
 )
 from benchmarks.generation._backend import BackendBase
 from benchmarks.generation._cache import decoding_key
@@ -47,13 +47,7 @@ DEFAULT = DecodingConfig(temperature=0, max_new_tokens=384)
 
 
 def _read(raw: str, decoding: DecodingConfig, prompt: str = PROMPT):
-    return read_completion_reply(
-        raw,
-        prompt,
-        chat=decoding.chat,
-        stop=decoding.generation_stop,
-        helpers=decoding.keep_helpers,
-    )
+    return read_generated(raw, prompt, decoding)
 
 
 def test_the_default_keeps_humaneval_stops_and_its_cache_key():

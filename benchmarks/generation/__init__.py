@@ -32,6 +32,7 @@ from benchmarks.generation._cache import (
     GenerationOutcome,
     decoding_key,
     generate_samples,
+    read_generated,
 )
 from benchmarks.generation._decoding import (
     DEFAULT_CHAT_INSTRUCTION,
@@ -97,6 +98,7 @@ __all__ = [
     "for_kind",
     "for_language",
     "generate_samples",
+    "read_generated",
     "check_models",
     "decoding_key",
     "load_backend",

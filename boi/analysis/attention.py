@@ -53,7 +53,7 @@ from benchmarks.generation import (
     model_input_text,
     model_reference,
     prompt_sha256,
-    read_completion_reply,
+    read_generated,
 )
 from benchmarks.problem import Problem
 from benchmarks.report import esc, figure_html, heatmap
@@ -306,14 +306,7 @@ def readings(run: Run, variants: Sequence[Problem], model_label: str) -> list[Re
             (
                 r
                 for r in candidates
-                if read_completion_reply(
-                    r,
-                    problem.prompt,
-                    chat=decoding.chat,
-                    stop=decoding.generation_stop,
-                    helpers=decoding.keep_helpers,
-                ).completion
-                == row["completion"]
+                if read_generated(r, problem.prompt, decoding).completion == row["completion"]
             ),
             None,
         )
