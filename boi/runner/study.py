@@ -189,7 +189,6 @@ class RobustnessStudy(Study):
                     tuple(config.seeds),
                     unit_of,
                     spec,
-                    context=setting,
                 )
 
     def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
