@@ -1,11 +1,40 @@
-"""The handler every fake HTTP server of the tests builds on: JSON in, JSON out, no access log."""
+"""What every fake HTTP server of the tests builds on: a JSON handler with no access log, and the
+count of requests in flight."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+
+class InFlight:
+    """How many requests a fake server is answering at once, and the most it ever was.
+
+    A request is counted out before its answer is written: once a client has its answer it may
+    send its next request, which a slow scheduler could count in before the answering thread
+    counted the first one out, and the server would see one more in flight than the client sent.
+    """
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def counted(self) -> Iterator[None]:
+        """Count one request in for the body of the `with` (its work, not its answer)."""
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.now -= 1
 
 
 class JsonHandler(BaseHTTPRequestHandler):

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.common.errors import UserError
 from critic.scoring import EndpointScorer, EndpointScorerConfig
-from tests.http_fakes import JsonHandler
+from tests.http_fakes import InFlight, JsonHandler
 
 
 def _fake_logprobs(prompt: str) -> dict:
@@ -101,8 +101,7 @@ class _Handler(JsonHandler):
     failures_left = 0  # answer this many requests with 503 first
     single_prompt = False  # like llama-cpp-python's server: one prompt per request
     delay_s = 0.0  # time to answer, so that requests overlap
-    in_flight = 0
-    most_in_flight = 0
+    in_flight = InFlight()
     lock = threading.Lock()
 
     def do_POST(self):
@@ -112,15 +111,8 @@ class _Handler(JsonHandler):
             cls.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
-            cls.in_flight += 1
-            cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
-        try:
+        with cls.in_flight.counted():
             time.sleep(cls.delay_s)
-        finally:
-            # counted out before the answer is written: once the client has it, it may send its
-            # next request, which a slow scheduler could count before this thread counted out
-            with cls.lock:
-                cls.in_flight -= 1
         self._answer(body)
 
     def _answer(self, body):
@@ -153,7 +145,7 @@ def server():
     _Handler.failures_left = 0
     _Handler.single_prompt = False
     _Handler.delay_s = 0.0
-    _Handler.in_flight = _Handler.most_in_flight = 0
+    _Handler.in_flight = InFlight()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
@@ -266,7 +258,7 @@ def test_one_prompt_per_request_runs_concurrently_up_to_the_limit(server):
     scores = scorer.score(prompts)
     assert [s.n_tokens for s in scores] == [2] * 9
     assert all(isinstance(r["body"]["prompt"], str) for r in _Handler.requests)
-    assert _Handler.most_in_flight == 3
+    assert _Handler.in_flight.most == 3
     assert scorer.describe()["batching_used"] == "single"
 
 

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.common.errors import UserError
 from benchmarks.generation import BackendSpec, DecodingConfig, generate_samples, load_backend
 from benchmarks.generation._decoding import prompt_sha256, sample_seed
-from tests.http_fakes import JsonHandler
+from tests.http_fakes import InFlight, JsonHandler
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 SECRET = "sk-test-secret-value"
@@ -26,8 +26,7 @@ class _Server(ThreadingHTTPServer):
         self.mode = "ok"
         self.failures_left = 0
         self.requests: list[dict] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
+        self.in_flight = InFlight()
         self.lock = threading.Lock()
         self.delay_s = 0.0
 
@@ -42,33 +41,27 @@ class _Handler(JsonHandler):
             server.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
-            server.in_flight += 1
-            server.max_in_flight = max(server.max_in_flight, server.in_flight)
-        try:
+        with server.in_flight.counted():
             time.sleep(server.delay_s)
             with server.lock:
                 failing = server.mode == "500" or server.failures_left > 0
                 if server.failures_left > 0:
                     server.failures_left -= 1
-            if server.mode == "refuse":
-                self.send_json(
-                    400, {"error": {"message": "This model's maximum context length is 8"}}
-                )
-            elif server.mode == "html":
-                self.send_json(200, b"<html>not an API</html>")
-            elif failing and server.mode == "drop":
-                self.close_connection = True  # hang up without an answer
-            elif failing and server.mode == "slow":
+            if failing and server.mode == "slow":
                 time.sleep(1.0)
-                self.send_json(200, self._answer(body))
-            elif failing:
-                status = 429 if server.mode == "429" else 500
-                self.send_json(status, {"error": {"message": "busy"}}, {"Retry-After": "0"})
-            else:
-                self.send_json(200, self._answer(body))
-        finally:
-            with server.lock:
-                server.in_flight -= 1
+        if server.mode == "refuse":
+            self.send_json(400, {"error": {"message": "This model's maximum context length is 8"}})
+        elif server.mode == "html":
+            self.send_json(200, b"<html>not an API</html>")
+        elif failing and server.mode == "drop":
+            self.close_connection = True  # hang up without an answer
+        elif failing and server.mode == "slow":
+            self.send_json(200, self._answer(body))
+        elif failing:
+            status = 429 if server.mode == "429" else 500
+            self.send_json(status, {"error": {"message": "busy"}}, {"Retry-After": "0"})
+        else:
+            self.send_json(200, self._answer(body))
 
     def _answer(self, body):
         choices = []
@@ -223,4 +216,4 @@ def test_concurrency_is_limited(server, monkeypatch, tmp_path):
         backend, prompts, DecodingConfig(n=1), tmp_path / "c.jsonl", progress=False
     )
     assert outcome.generated == 12
-    assert 1 < server.max_in_flight <= 3
+    assert 1 < server.in_flight.most <= 3
