@@ -20,7 +20,6 @@ mirror, or a local fake server in the tests. The HTTP itself is `benchmarks.comm
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +30,7 @@ from typing import BinaryIO, Literal
 from benchmarks.common.atomic import umask_mode
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.http import download
+from benchmarks.common.provenance import file_sha256 as sha256_of
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 BASE_URL_ENV = "BOI_DATA_BASE_URL"
@@ -343,14 +343,6 @@ def fetched_path(name: str, root: str | os.PathLike[str] = DEFAULT_DIR) -> Path 
 def resolve_base_url(given: str | None = None) -> str:
     """`given` (a --base-url flag), else $BOI_DATA_BASE_URL, else raw.githubusercontent.com."""
     return given or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-
-
-def sha256_of(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 FileStatus = Literal["present", "missing", "differs"]
