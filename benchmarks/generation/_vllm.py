@@ -27,7 +27,7 @@ from benchmarks.generation._backend import (
     consecutive_runs,
     model_reference,
 )
-from benchmarks.generation._decoding import DecodingConfig, chat_message, sample_seed
+from benchmarks.generation._decoding import DecodingConfig, chat_prompt_text, sample_seed
 from benchmarks.generation._spec import BackendSpec
 
 _VLLM_DTYPES = {"auto": "auto", "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
@@ -148,16 +148,7 @@ class VLLMBackend(BackendBase):
         if not decoding.chat:
             return prompt
         tokenizer = self.engine.get_tokenizer()
-        if not getattr(tokenizer, "chat_template", None):
-            raise UserError(
-                "decoding chat=True but the model's tokenizer has no chat template; use "
-                "chat=False or a chat/instruct model."
-            )
-        text = tokenizer.apply_chat_template(
-            [{"role": "user", "content": chat_message(prompt, decoding)}],
-            add_generation_prompt=True,
-            tokenize=False,
-        )
+        text = chat_prompt_text(tokenizer, prompt, decoding)
         # Token ids, so the engine does not add a second start token to the templated text.
         return {"prompt_token_ids": tokenizer(text, add_special_tokens=False)["input_ids"]}
 
