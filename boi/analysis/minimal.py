@@ -57,6 +57,7 @@ from benchmarks.execution import execute_samples
 from benchmarks.generation import (
     Backend,
     load_backend,
+    prompt_sha256,
     sample_prompts,
 )
 from benchmarks.problem import Problem
@@ -262,7 +263,7 @@ class Candidate:
 
     @property
     def prompt_sha256(self) -> str:
-        return _sha(self.problem.prompt)
+        return prompt_sha256(self.problem.prompt)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -315,10 +316,6 @@ def raw_candidates(
         variant = outcome[0].replace(task_id=f"{original.task_id}::minimal/{digest}")
         made.append((key, units, variant))
     return made, skipped
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Ladder:
