@@ -8,7 +8,6 @@ several scorers' records and each reads only its own.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from benchmarks.common.config import to_dict
 from benchmarks.common.jsonl import KeyedLog
 from benchmarks.common.provenance import config_hash
+from benchmarks.generation import prompt_sha256  # the key a prompt is stored under
 from benchmarks.problem import Problem
 from critic.annotate import score_problems
 from critic.scoring import load_scorer
@@ -23,11 +23,6 @@ from critic.similarity import ScoreSummary
 from critic.spec import CriticSpec
 
 __all__ = ["CriticScores", "prompt_sha256"]
-
-
-def prompt_sha256(text: str) -> str:
-    """The key a prompt is stored under: the sha256 of its text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class CriticScores:

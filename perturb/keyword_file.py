@@ -19,7 +19,6 @@ removed keyword with its spans): `scripts/pin_keywords.py RUN_DIR OUT`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.errors import UserError
+from benchmarks.generation import prompt_sha256
 from benchmarks.problem import Problem
 from perturb.keywords import KeywordAnalysis, KeywordDecision, Occurrence
 
@@ -49,10 +49,6 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
     "needs_name": (bool,),
     "forms": (list,),
 }
-
-
-def prompt_sha256(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 
 
 def analysis_record(analysis: KeywordAnalysis, problem: Problem | None = None) -> dict[str, Any]:
