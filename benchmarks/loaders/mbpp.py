@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,25 +62,16 @@ class _Parsed:
     calls: tuple[str, ...]
 
 
-def _called_function(test: str, functions: set[str]) -> str | None:
+def _first_call(test: str, functions: Collection[str]) -> tuple[str, ast.Call] | None:
+    """The first call in `test` (in `ast.walk`'s order) of a function named in `functions`:
+    the name called and the call."""
     for node in ast.walk(ast.parse(test)):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in functions
         ):
-            return node.func.id
-    return None
-
-
-def _first_call(test: str, entry_point: str) -> str | None:
-    for node in ast.walk(ast.parse(test)):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == entry_point
-        ):
-            return ast.unparse(node)
+            return node.func.id, node
     return None
 
 
@@ -90,7 +82,7 @@ def _parse(record: dict[str, Any]) -> _Parsed:
         module = ast.parse(record["code"])
     functions = {n.name for n in module.body if isinstance(n, ast.FunctionDef)}
     tests = list(record["test_list"])
-    entry_point = next((f for t in tests if (f := _called_function(t, functions))), None)
+    entry_point = next((c[0] for t in tests if (c := _first_call(t, functions))), None)
     if entry_point is None:
         raise ValueError("no function defined by the solution is called in test_list")
     entry = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == entry_point][-1]
@@ -134,7 +126,9 @@ def _parse(record: dict[str, Any]) -> _Parsed:
     if prefix:
         prefix += "\n\n"
     trailer = "".join("\n\n" + ast.unparse(n) + "\n" for n in trailer_nodes)
-    calls = tuple(c for t in tests[:NUM_EXAMPLES] if (c := _first_call(t, entry_point)))
+    calls = tuple(
+        ast.unparse(c[1]) for t in tests[:NUM_EXAMPLES] if (c := _first_call(t, [entry_point]))
+    )
     return _Parsed(entry_point, signature, prefix, body, trailer, calls)
 
 
