@@ -145,11 +145,29 @@ class ExecutionConfig:
     startup_timeout: float = field(
         default=60.0, metadata={"help": "seconds a worker may take to start"}
     )
+    candidate_libraries: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "installed libraries (import names, e.g. numpy pandas) a candidate may "
+            "import, read-only, with what they need; nothing else of site-packages "
+            "(BigCodeBench's installed tier). Empty: the standard library only"
+        },
+    )
     debug: bool = field(default=False, metadata={"help": "show the workers' stderr"})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", tuple(int(k) for k in self.ks))
         object.__setattr__(self, "preload", tuple(self.preload))
+        # Sorted and unique: the same libraries in another order are the same run.
+        object.__setattr__(
+            self, "candidate_libraries", tuple(sorted(set(map(str, self.candidate_libraries))))
+        )
+        for name in self.candidate_libraries:
+            if not name.isidentifier():
+                raise UserError(
+                    f"execution config: candidate_libraries names {name!r}, which is no "
+                    "module name; give import names (numpy, pandas)."
+                )
         positive = {
             "timeout": self.timeout,
             "reference_multiplier": self.reference_multiplier,
@@ -196,4 +214,13 @@ class ExecutionConfig:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["ks"] = list(self.ks)
         out["preload"] = list(self.preload)
+        out["candidate_libraries"] = list(self.candidate_libraries)
+        if not self.candidate_libraries:
+            del out["candidate_libraries"]  # see to_mapping
         return out
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The config as a run records and hashes it (`benchmarks.common.config.to_dict`):
+        `candidate_libraries` only when some are allowed, so that a run from before the option
+        keeps its identity (and resumes) and a run without it records what it recorded then."""
+        return self.to_json()

@@ -22,6 +22,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.execution import _wire
 from benchmarks.execution._cgroups import Cgroups, pid_alive
 from benchmarks.execution._config import ExecutionConfig
+from benchmarks.execution._libraries import resolve_libraries
 from benchmarks.execution._status import Status
 from benchmarks.languages import Toolchain, language_named
 from benchmarks.problem import Problem
@@ -364,6 +365,7 @@ class _Worker:
                 language: {"read": list(paths)} for language, paths in pool.read_paths.items()
             },
             "preload": list(config.preload),
+            **(self.pool.libraries.worker_config() if self.pool.libraries.names else {}),
             "max_output_mb": config.max_output_mb,
             "limits": {
                 "memory_mb": config.memory_mb,
@@ -451,6 +453,8 @@ class WorkerPool:
         # What each toolchain's build jobs may read beyond the default set: its fixed paths and
         # what its `prepare` built on this machine (before any worker starts, outside it).
         self.read_paths = {language: _read_paths(language) for language in self.languages}
+        # What the sandbox reveals of site-packages to candidates (nothing by default).
+        self.libraries = resolve_libraries(config.candidate_libraries)
         self.size = config.resolved_workers()
         self.uid_slot = secrets.randbelow(1 << 30)
         _remove_stale_scratch()

@@ -47,6 +47,17 @@ if __package__:  # imported as benchmarks.execution._setup (the tests); in the w
 # would have held capabilities over the tests process): it runs nothing.
 EXIT_NO_USER_NAMESPACE = 72
 
+# A run with candidate libraries: their thread pools (numpy's OpenBLAS, OpenMP, MKL, numexpr)
+# run one thread in a sample and in the tests process, so that they fit the per-sample process
+# cap and spawn no thread per core (set before the program starts, when they are read).
+THREAD_CAPS = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+}
+
 # Mount options that must be kept on a read-only bind remount (the kernel refuses to clear
 # "locked" flags inside a user namespace, and there is no reason to clear them anywhere).
 _KEPT_MOUNT_FLAGS = {
@@ -169,6 +180,62 @@ def _hide(directory: str) -> None:
     )
 
 
+def _remount_read_only(mount_point: str, options: set[str]) -> None:
+    """Remount the bind mount at `mount_point` read-only, keeping its locked flags."""
+    flags = _kernel.MS_REMOUNT | _kernel.MS_BIND | _kernel.MS_RDONLY
+    for name, flag in _KEPT_MOUNT_FLAGS.items():
+        if name in options:
+            flags |= flag
+    _kernel.mount(None, mount_point, None, flags)
+
+
+def _hide_all_but(directory: str, entries: list[str]) -> None:
+    """Cover `directory` with a read-only tmpfs that holds read-only bind mounts of its
+    `entries` alone (a site directory of which a run lets candidates import some libraries):
+    everything else in it disappears, and nothing in it can be written."""
+    handles = {}
+    for entry in entries:
+        try:
+            handles[entry] = os.open(os.path.join(directory, entry), os.O_PATH | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue  # removed since the harness listed it: nothing to reveal
+    try:
+        _kernel.mount(
+            "boi-hidden",
+            directory,
+            "tmpfs",
+            _kernel.MS_NOSUID | _kernel.MS_NODEV,
+            "size=4k,mode=0755",
+        )
+        for entry, fd in handles.items():
+            target = os.path.join(directory, entry)
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.mkdir(target, 0o755)
+            else:
+                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+            _kernel.mount(f"/proc/self/fd/{fd}", target, None, _kernel.MS_BIND | _kernel.MS_REC)
+    finally:
+        for fd in handles.values():
+            os.close(fd)
+    # A bind mount is writable whatever its source was: each one (and what it holds) read-only.
+    root = os.path.realpath(directory)
+    for mount_point, options in _mounts():
+        if _is_under(mount_point, root) and os.path.realpath(mount_point) != root:
+            if "ro" not in options:
+                _remount_read_only(mount_point, options)
+    _kernel.mount(
+        None,
+        directory,
+        None,
+        _kernel.MS_REMOUNT
+        | _kernel.MS_RDONLY
+        | _kernel.MS_NOSUID
+        | _kernel.MS_NODEV
+        | _kernel.MS_NOEXEC,
+        "size=4k,mode=0755",
+    )
+
+
 def _entries_towards(directory: str, paths: list[str]) -> set[str]:
     """The entries of `directory` on the way to those of `paths` that lie beneath it."""
     root = os.path.realpath(directory)
@@ -207,6 +274,14 @@ class Setup:
         self.toolchain_rulesets: dict[str, Any] = {}
         self.seccomp_program: bytes | None = None  # the filter, assembled once
         self.stdlib_path: list[str] = []
+        # The run's candidate libraries (`_libraries.CandidateLibraries.worker_config`): per
+        # site directory, the entries a sample may read; those site directories then go on a
+        # sample's sys.path after the standard library's.
+        self.reveal: dict[str, list[str]] = {
+            str(site): [str(e) for e in entries]
+            for site, entries in dict(config.get("reveal") or {}).items()
+        }
+        self.sample_path: list[str] = []
         # The worker's own PID namespace, to return to after forking a sample into a new one
         # (the spawner's; None where samples get no namespaces of their own).
         self.pid_namespace_fd: int | None = None
@@ -572,6 +647,7 @@ class Setup:
                         "seccomp unavailable (unsupported architecture)"
                     )
         self.stdlib_path = [p for p in sys.path if p and _is_stdlib_path(p)]
+        self.sample_path = [*self.stdlib_path, *self.reveal]
         # Built once here, enforced in each sample: a sample then pays for a few system calls,
         # not for assembling ~300 Landlock rules and a BPF program (4.6 ms per sample).
         try:
@@ -585,6 +661,22 @@ class Setup:
                 )
                 if self.read_paths:
                     policy = dataclasses.replace(policy, read=(*policy.read, *self.read_paths))
+                if self.reveal:
+                    # The revealed entries readable, their site directories listable (the
+                    # import system lists a sys.path entry): where the site directories are
+                    # not hidden by mounts, the other entries' names show, never their files.
+                    policy = dataclasses.replace(
+                        policy,
+                        read=(
+                            *policy.read,
+                            *(
+                                os.path.join(site, e)
+                                for site, ent in self.reveal.items()
+                                for e in ent
+                            ),
+                        ),
+                        list_dirs=(*(policy.list_dirs or ()), *self.reveal),
+                    )
                 self.ruleset = _high_fd(self.landlock.prepare(policy))
                 for name, toolchain in sorted(config.get("toolchains", {}).items()):
                     extra = tuple(toolchain.get("read", ()))
@@ -651,14 +743,20 @@ class Setup:
         harness's interpreter has. All or nothing: a mount that fails undoes the others, and
         the ruleset then goes around the site directories."""
         done: list[str] = []
+        revealed = {os.path.realpath(site): entries for site, entries in self.reveal.items()}
         try:
             for path in site_dirs:
-                _hide(path)
-                done.append(path)
+                entries = revealed.get(os.path.realpath(path))
+                if entries:
+                    done.append(path)  # before the mounts: a failure half-way undoes them too
+                    _hide_all_but(path, entries)
+                else:
+                    _hide(path)
+                    done.append(path)
         except OSError as err:
             for path in reversed(done):
                 try:
-                    _kernel.detach(path)
+                    _kernel.detach(path)  # lazily, with the bind mounts beneath it
                 except OSError:
                     pass  # an empty read-only tmpfs left over a site directory hides it, no more
             self.isolation["errors"].append(f"site directories not hidden by mounts ({err})")
@@ -810,6 +908,8 @@ class Setup:
             LANG="C.UTF-8",
             PYTHONHASHSEED="0",
         )
+        if self.reveal:
+            os.environ.update(THREAD_CAPS)
         tempfile.tempdir = None  # forget a directory cached before the fork
         if uid is not None:
             os.setgroups([])
@@ -831,9 +931,10 @@ class Setup:
             self._confine(scratch, ruleset)
             if keep >= 0:
                 os.close(keep)
-            # Only the standard library on the path: the harness's packages are unreadable
-            # under Landlock anyway, and their cached directory listings must not be used.
-            sys.path[:] = self.stdlib_path
+            # Only the standard library on the path (and the site directories of the run's
+            # candidate libraries): the harness's packages are unreadable under Landlock
+            # anyway, and their cached directory listings must not be used.
+            sys.path[:] = self.sample_path
             sys.path_importer_cache.clear()
 
 
