@@ -421,8 +421,10 @@ class Search:
         }
 
 
-def _test_key(model: str, setting: str, seeds: Sequence[int], source: str, sha: str) -> str:
-    return json.dumps([model, setting, list(seeds), source, sha])
+def _test_key(scope: Scope, search: Search, candidate: Candidate) -> str:
+    """A tested candidate's key in tested.jsonl: model, setting, seeds, problem and prompt."""
+    where = [search.model, scope.setting.label, list(scope.seeds), search.source]
+    return json.dumps([*where, candidate.prompt_sha256])
 
 
 class MinimalSearch:
@@ -545,14 +547,7 @@ class MinimalSearch:
             elif search.spent + scope.cost > config.budget:
                 search.outcome = "budget"
             else:
-                key = _test_key(
-                    search.model,
-                    scope.setting.label,
-                    scope.seeds,
-                    search.source,
-                    candidate.prompt_sha256,
-                )
-                record = index.get(key)
+                record = index.get(_test_key(scope, search, candidate))
                 if record is None:
                     return candidate
                 search.spent += scope.cost
@@ -614,9 +609,7 @@ class MinimalSearch:
         for search, candidate in batch:
             got = passed.get((search.model, candidate.problem.task_id), [])
             yield {
-                "test_key": _test_key(
-                    search.model, setting.label, scope.seeds, search.source, candidate.prompt_sha256
-                ),
+                "test_key": _test_key(scope, search, candidate),
                 "model": search.model,
                 "setting": setting.label,
                 "seeds": list(scope.seeds),
