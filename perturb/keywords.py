@@ -281,15 +281,12 @@ class CachedEmbedder:
         self._embed_fn = embed_fn
         self._batch_size = batch_size
         self._cache: dict[str, np.ndarray] | None = {} if cache else None
-        self.texts_embedded = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._cache is None:
-            self.texts_embedded += len(texts)
             return self._normalise(self._embed_fn(list(texts), self._batch_size))
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
-            self.texts_embedded += len(missing)
             vectors = self._normalise(self._embed_fn(missing, self._batch_size))
             self._cache.update(zip(missing, vectors, strict=True))
         if not texts:
