@@ -137,11 +137,6 @@ class Run(StudyDir):
         return self.path / "critic.jsonl"
 
     @_robustness
-    def results_path(self, model: str, setting: str) -> Path:
-        """Where the run keeps model `model`'s samples under setting `setting` (labels)."""
-        return self.path / "results" / model / f"{path_slug(setting)}.jsonl"
-
-    @_robustness
     def results_files(self, model: str | None = None, setting: str | None = None) -> list[Path]:
         """The results files present (`results/<model>/<setting>.jsonl`), sorted, of one model
         and one setting (labels) when given."""
