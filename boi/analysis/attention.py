@@ -805,26 +805,13 @@ def _layer_heatmap(
 ) -> str:
     index = [COLUMNS.index(c) for c in columns]
     values = [[100 * row[i] for i in index] for row in layers]
+    scale: dict[str, Any] = {"colourbar": "attention share (%)"}
     if signed:
         bound = max([abs(v) for row in values for v in row] + [1.0])  # at least +-1 point
-        image = heatmap(
-            [f"layer {n}" for n in range(len(values))],
-            [_title(c) for c in columns],
-            values,
-            title,
-            vmin=-bound,
-            vmax=bound,
-            colourbar="difference (percentage points)",
-            fmt="{:+.1f}",
-        )
-    else:
-        image = heatmap(
-            [f"layer {n}" for n in range(len(values))],
-            [_title(c) for c in columns],
-            values,
-            title,
-            colourbar="attention share (%)",
-        )
+        scale = {"vmin": -bound, "vmax": bound, "fmt": "{:+.1f}"}
+        scale["colourbar"] = "difference (percentage points)"
+    rows = [f"layer {n}" for n in range(len(values))]
+    image = heatmap(rows, [_title(c) for c in columns], values, title, **scale)
     return figure_html(image, title)
 
 
