@@ -13,6 +13,7 @@ import dataclasses
 import shutil
 import statistics
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -194,9 +195,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {'transform':<20} {'variants':>8} {'not applied':>12}")
     for row in result.summary():
         print(f"  {row['transform']:<20} {row['variants']:>8} {row['not_applied']:>12}")
-    reasons: dict[tuple[str, str], int] = {}
-    for _, name, reason in result.not_applied:
-        reasons[(name, reason)] = reasons.get((name, reason), 0) + 1
+    reasons = Counter((name, reason) for _, name, reason in result.not_applied)
     for (name, reason), count in sorted(reasons.items()):
         print(f"  not applied: {name}: {reason} ({count} problems)")
     for task_id, reason in result.split_failures.items():
