@@ -159,17 +159,16 @@ def tab_indent_edits(code: str, entry_point: str) -> list[Edit]:
     """ReCode's `tab_indent`: each line's leading indentation with the unit replaced by a tab
     (spaces -> tab; where the unit is a tab, tabs -> four spaces). Blank lines are kept."""
     unit = indent_unit(code, entry_point)
-    if not unit:
-        return []
+    return _unit_edits(code, unit) if unit else []
+
+
+def _unit_edits(code: str, unit: str) -> list[Edit]:
     new_unit = "    " if "\t" in unit else "\t"
-    edits = []
-    for offset, line in _lines_with_offsets(code):
-        if _blank(line):
-            continue
-        lead = _leading_space(line)
-        if unit in lead:
-            edits.append(Edit(offset, offset + len(lead), lead.replace(unit, new_unit)))
-    return edits
+    return [
+        Edit(offset, offset + len(lead), lead.replace(unit, new_unit))
+        for offset, line in _lines_with_offsets(code)
+        if not _blank(line) and unit in (lead := _leading_space(line))
+    ]
 
 
 def _split_candidate(line: str) -> tuple[str, str, str]:
@@ -396,14 +395,13 @@ def _variant(
 def format_tab_indent(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     """ReCode tab_indent: the partial code's indentation unit becomes a tab (the canonical
     solution's too, so prompt and solution still form one program)."""
-    base = _base(problem)
-    if isinstance(base, NotApplicable):
-        return base
-    partial, lineage = base
-    assert partial.entry_point is not None  # _base refuses stdio problems
-    edits = tab_indent_edits(partial.prompt, partial.entry_point)
+    found = _partial_edits(problem, tab_indent_edits, "{err}")
+    if isinstance(found, NotApplicable):
+        return found
+    partial, edits, lineage = found
     if not edits:
         return NotApplicable("the prompt has no indentation after the signature")
+    assert partial.entry_point is not None  # _base refuses stdio problems
     unit = indent_unit(partial.prompt, partial.entry_point)
     solution = partial.canonical_solution or ""
     # The solution's lines are indented with the prompt's unit: same rule, same unit.
@@ -416,15 +414,6 @@ def format_tab_indent(problem: Problem, keywords: KeywordAnalysis | None) -> Var
             "(a block indented by less than the unit: Python's TabError)"
         )
     return _variant(partial, edits, lineage, new_solution)
-
-
-def _unit_edits(code: str, unit: str) -> list[Edit]:
-    new_unit = "    " if "\t" in unit else "\t"
-    return [
-        Edit(offset, offset + len(lead), lead.replace(unit, new_unit))
-        for offset, line in _lines_with_offsets(code)
-        if not _blank(line) and unit in (lead := _leading_space(line))
-    ]
 
 
 @transform("format_split_lines", "1", family=FAMILY, recode="split_lines", baseline=BASELINE)
@@ -472,13 +461,12 @@ def format_new_lines(
     quotes on), a blank line with probability `ratio`."""
     if not 0.0 <= ratio <= 1.0:
         return NotApplicable(f"ratio {ratio} is not a probability between 0 and 1")
-    base = _base(problem)
-    if isinstance(base, NotApplicable):
-        return base
-    partial, lineage = base
-    assert partial.entry_point is not None
-    edits = new_lines_edits(partial.prompt, partial.entry_point, ratio, rng)
-    return _variant(partial, edits, lineage, what="no blank line was drawn; the draw")
+    found = _partial_edits(
+        problem, lambda prompt, entry: new_lines_edits(prompt, entry, ratio, rng), "{err}"
+    )
+    if isinstance(found, NotApplicable):
+        return found
+    return _variant(*found, what="no blank line was drawn; the draw")
 
 
 @transform(
