@@ -331,12 +331,16 @@ def dataset(name: str) -> Dataset:
     )
 
 
-def fetched_path(name: str, root: str | os.PathLike[str] = DEFAULT_DIR) -> Path | None:
-    """Where `boi data fetch NAME` put a one-file dataset (`data/NAME/FILE` under the working
-    directory, as the fetch defaults to), if it is there; a loader given no path reads it before
-    anything else, so the fetch's advice and the loader agree."""
+def fetched_path(
+    name: str, root: str | os.PathLike[str] = DEFAULT_DIR, *, file: str | None = None
+) -> Path | None:
+    """Where `boi data fetch NAME` put a dataset's file (`data/NAME/FILE` under the working
+    directory, as the fetch defaults to: `file` names it, default the first), if it is there; a
+    loader given no path reads it before anything else, so the fetch's advice and the loader
+    agree."""
     entry = dataset(name)
-    path = entry.path(entry.files[0], root)
+    wanted = entry.files[0] if file is None else next(f for f in entry.files if f.name == file)
+    path = entry.path(wanted, root)
     return path if path.is_file() else None
 
 

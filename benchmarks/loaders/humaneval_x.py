@@ -28,7 +28,7 @@ from benchmarks.languages import language_named
 from benchmarks.languages.source import code_only, definitions, identifier_pattern
 from benchmarks.loaders.result import LoadResult
 from benchmarks.problem import Problem
-from benchmarks.upstream import DEFAULT_DIR, dataset
+from benchmarks.upstream import DEFAULT_DIR, fetched_path
 
 UPSTREAM_NAME = "humaneval-x"
 """The dataset's name in `benchmarks.upstream` (`boi data fetch humaneval-x`)."""
@@ -46,18 +46,10 @@ FIELDS = ("task_id", "prompt", "canonical_solution", "test", "declaration")
 KEPT = ("declaration", "example_test", "test_setup")
 
 
-def fetched_file(language: str, root: str | os.PathLike[str] = DEFAULT_DIR) -> Path | None:
-    """Where `boi data fetch humaneval-x` put `language`'s file, if it is there."""
-    entry = dataset(UPSTREAM_NAME)
-    file = next(f for f in entry.files if f.name == FILES[language])
-    path = entry.path(file, root)
-    return path if path.is_file() else None
-
-
 def _source(language: str, data: str | os.PathLike[str] | None) -> Path:
     name = FILES[language]
     if data is None:
-        found = fetched_file(language)
+        found = fetched_path(UPSTREAM_NAME, file=name)
         if found is None:
             raise UserError(
                 f"HumanEval-X's {name} is not in {DEFAULT_DIR}/{UPSTREAM_NAME}/; run `boi data "
