@@ -4,6 +4,8 @@ of site-packages, and nothing at all without the setting."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from benchmarks.common.errors import UserError
@@ -14,6 +16,7 @@ from benchmarks.problem import Problem
 from tests.sandbox_helpers import TIERS
 
 pytest.importorskip("numpy")
+pytest.importorskip("pandas")
 
 TIMEOUT = 10.0
 
@@ -48,7 +51,7 @@ def attempt(pool: WorkerPool, code: str) -> str:
 @pytest.fixture(scope="module", params=sorted(TIERS))
 def numpy_pool(request):
     config = ExecutionConfig(
-        workers=1, timeout=TIMEOUT, candidate_libraries=("numpy",), **TIERS[request.param]
+        workers=1, timeout=TIMEOUT, candidate_libraries=("numpy", "pandas"), **TIERS[request.param]
     )
     with WorkerPool(config) as pool:
         yield pool
@@ -64,11 +67,53 @@ def test_an_allowed_library_imports_and_runs_one_thread(numpy_pool):
     assert attempt(numpy_pool, code) == "ok"
 
 
-@pytest.mark.parametrize("name", ["pandas", "pytest", "keybert", "torch", "benchmarks"])
+@pytest.mark.parametrize("name", ["pytest", "keybert", "torch", "pyarrow", "benchmarks"])
 def test_nothing_else_of_site_packages_imports(numpy_pool, name):
-    # pandas is installed beside numpy, in the same site directory, but not allowed.
+    # Each is installed beside numpy and pandas (or not installed at all), never allowed.
     reply = attempt(numpy_pool, f"importlib.import_module({name!r})")
-    assert reply.startswith(("ModuleNotFoundError", "PermissionError", "ImportError")), reply
+    # A library of the site directory is not found at all, in every tier (the path hook:
+    # pandas probes for pyarrow expecting ImportError); boi's editable install is unreadable.
+    expected = "PermissionError" if name == "benchmarks" else "ModuleNotFoundError"
+    assert reply.startswith(expected), reply
+
+
+FRAMES = """import numpy as np
+import pandas as pd
+
+
+def check(candidate):
+    frame = pd.DataFrame({"x": [1, 2, 3], "y": ["a", "b", None]}, index=[10, 20, 30])
+    out, doubled, total = candidate(frame, np.arange(4.0))
+    pd.testing.assert_frame_equal(out, frame.assign(z=frame.x * 2.5))
+    assert type(doubled) is np.ndarray and doubled.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert type(total) is np.float64 and total == 6.0
+"""
+FRAMES_PROMPT = "import numpy as np\nimport pandas as pd\n\ndef f(frame, values):\n"
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("    return frame.assign(z=frame.x * 2.5), values * 2, values.sum()\n", "passed"),
+        # A wrong frame fails the trusted comparison.
+        ("    return frame.assign(z=frame.x * 2), values * 2, values.sum()\n", "failed: .*z"),
+        # An ndarray whose __eq__ always agrees never reaches the tests.
+        (
+            "    class Agree(np.ndarray):\n"
+            "        def __eq__(self, other):\n"
+            "            return True\n"
+            "    return frame.assign(z=frame.x * 2.5), values.view(Agree), values.sum()\n",
+            "failed: .*type Agree, which cannot cross to the tests \\(boi-plain/2\\)",
+        ),
+    ],
+)
+def test_arrays_and_frames_cross_as_data(numpy_pool, completion, expected):
+    problem = Problem(
+        task_id="t/frames", benchmark="test", prompt=FRAMES_PROMPT, entry_point="f", test=FRAMES
+    )
+    job = _job(problem, completion, TIMEOUT, separate=True)
+    [(_, outcome)] = list(numpy_pool.map([(0, {**job, "id": 0}, _harness_deadline(job))]))
+    assert re.match(expected, outcome["result"]), outcome
 
 
 def test_the_allowed_library_cannot_be_written(numpy_pool):
@@ -81,7 +126,7 @@ def test_the_allowed_library_cannot_be_written(numpy_pool):
         reply = attempt(numpy_pool, code)
         assert reply.startswith(("PermissionError", "OSError")), (code, reply)
     # Nor can another package be read through the allowed one's directory.
-    reply = attempt(numpy_pool, f"open(os.path.join({where}, '..', 'pandas', '__init__.py'))")
+    reply = attempt(numpy_pool, f"open(os.path.join({where}, '..', 'pytest', '__init__.py'))")
     assert reply.startswith(("PermissionError", "FileNotFoundError")), reply
 
 

@@ -256,7 +256,7 @@ def _encode_reply(value: object, names: frozenset[str], what: str) -> object:
     except _wire.NotPlain as err:
         raise _SetupFailed(
             f"the candidate {what} an object of type {err}, which cannot cross to the tests "
-            f"({_wire.PLAIN_RULE})"
+            f"({_wire.plain_rule()})"
         ) from None
     except (RecursionError, ValueError) as err:
         raise _SetupFailed(

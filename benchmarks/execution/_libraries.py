@@ -15,6 +15,7 @@ data in its start-up config (`CandidateLibraries.worker_config`).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import os
@@ -49,6 +50,12 @@ class CandidateLibraries:
         }
 
 
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    """Top-level module -> distributions (a walk of every installed RECORD: once a process)."""
+    return dict(importlib.metadata.packages_distributions())
+
+
 def _distribution_of(name: str) -> importlib.metadata.Distribution:
     """The installed distribution that provides the top-level module `name`, or a UserError."""
     if name in sys.stdlib_module_names:
@@ -56,7 +63,7 @@ def _distribution_of(name: str) -> importlib.metadata.Distribution:
             f"execution config: candidate_libraries names {name!r}, which is in the standard "
             "library (a candidate imports it already); leave it out."
         )
-    providers = importlib.metadata.packages_distributions().get(name, [])
+    providers = _packages_distributions().get(name, [])
     if not providers:
         found = importlib.util.find_spec(name) is not None
         raise UserError(
@@ -96,7 +103,7 @@ def _entries(dist: importlib.metadata.Distribution) -> dict[str, set[str]]:
         top = path.parts[0] if path.parts else ""
         if not top or top in ("..", "__pycache__") or top.endswith(".pth"):
             continue  # scripts installed outside the site directory; caches; startup hooks
-        located = os.path.realpath(dist.locate_file(top))
+        located = os.path.realpath(str(dist.locate_file(top)))
         if os.path.lexists(located):
             entries.setdefault(os.path.dirname(located), set()).add(os.path.basename(located))
     return entries

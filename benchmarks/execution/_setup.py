@@ -935,7 +935,40 @@ class Setup:
             # candidate libraries): the harness's packages are unreadable under Landlock
             # anyway, and their cached directory listings must not be used.
             sys.path[:] = self.sample_path
+            if self.reveal:
+                sys.path_hooks.insert(0, _revealed_finder(self.reveal))
             sys.path_importer_cache.clear()
+
+
+def _revealed_finder(reveal: dict[str, list[str]]) -> Callable[[str], Any]:
+    """A path hook for the site directories of a run's candidate libraries: their finder sees
+    only the revealed entries. Where the site directories are not hidden by mounts (Landlock
+    alone), the others' names can be listed though not read, and a library probing for an
+    optional one (pandas: `try: import pyarrow except ImportError`) would meet a
+    PermissionError instead of the ModuleNotFoundError it expects (and gets where mounts hide
+    them). The confinement does not rest on this: Landlock and the mounts do."""
+    import importlib.machinery as machinery
+
+    loaders = (
+        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+        (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
+        (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES),
+    )
+    allowed = {site: frozenset(entries) for site, entries in reveal.items()}
+
+    class RevealedFinder(machinery.FileFinder):
+        def _fill_cache(self) -> None:  # FileFinder's directory listing, which it caches
+            super()._fill_cache()  # type: ignore[misc]
+            names = allowed[self.path]
+            self._path_cache: set[str] = {n for n in self._path_cache if n in names}
+            self._relaxed_path_cache: set[str] = {n for n in self._relaxed_path_cache if n in names}
+
+    def hook(path: str) -> machinery.FileFinder:
+        if path not in allowed:
+            raise ImportError("not a revealed site directory")
+        return RevealedFinder(path, *loaders)
+
+    return hook
 
 
 def _is_stdlib_path(path: str) -> bool:

@@ -167,7 +167,7 @@ def _make_proxy(
         except _wire.NotPlain as err:
             # The tests, not the candidate, passed something that cannot cross (a callback).
             raise TypeError(
-                f"an argument of type {err} cannot cross to the candidate ({_wire.PLAIN_RULE}); "
+                f"an argument of type {err} cannot cross to the candidate ({_wire.plain_rule()}); "
                 "judge this problem with separate_candidate: false"
             ) from None
         index = position["next"]

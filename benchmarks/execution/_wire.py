@@ -302,9 +302,24 @@ _BUILTIN_TYPES = {
     for name, cls in vars(builtins).items()
     if isinstance(cls, type) and not issubclass(cls, BaseException)
 }
+# The codec's extension for a run with candidate libraries (`_arrays`: boi-plain/2), installed
+# by the worker (`install_extension`) only then; None: boi-plain/1 alone.
+_EXTENSION: Any = None
 _INF = float("inf")
 _SPECIAL_FLOATS = {"nan": float("nan"), "inf": _INF, "-inf": -_INF}
 _BIG_INT = 2**63
+
+
+def install_extension(module: Any) -> None:
+    """Carry the values of `module` too (`_arrays`: numpy and pandas, boi-plain/2): its
+    `encode` is asked about a value of no kind of this rule, its `decode` about its `TAGS`."""
+    global _EXTENSION
+    _EXTENSION = module
+
+
+def plain_rule() -> str:
+    """The plain-data rule in force: PLAIN_RULE, or the installed extension's."""
+    return PLAIN_RULE if _EXTENSION is None else str(_EXTENSION.RULE)
 
 
 def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object:
@@ -353,6 +368,13 @@ def encode_plain(value: object, classes: frozenset[str] = frozenset()) -> object
         type_name = value.__name__
         if _BUILTIN_TYPES.get(type_name) is value:
             return {"T": type_name}
+    if _EXTENSION is not None:
+        try:
+            encoded = _EXTENSION.encode(value, classes, encode_plain)
+        except _EXTENSION.Refused as err:
+            raise NotPlain(str(err)) from None
+        if encoded is not None:
+            return encoded
     name = getattr(type(value), "__name__", "?")
     attributes = getattr(value, "__dict__", None)
     if name in classes and type(attributes) is dict:
@@ -379,6 +401,8 @@ def decode_plain(data: object, classes: dict[str, type]) -> object:
             return bytes.fromhex(body)
         if tag == "T" and type(body) is str and body in _BUILTIN_TYPES:
             return _BUILTIN_TYPES[body]
+        if _EXTENSION is not None and tag in _EXTENSION.TAGS:
+            return _EXTENSION.decode(tag, body, classes, decode_plain)
         if type(body) is list:
             if tag == "t":
                 return tuple(decode_plain(v, classes) for v in body)

@@ -918,6 +918,10 @@ def main() -> None:
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)  # samples must not import our private modules by accident
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
+    if config.get("candidate_libraries"):
+        # boi-plain/2 (numpy, pandas) for a run whose candidates may import libraries; it
+        # imports nothing beyond the standard library until a value needs numpy or pandas.
+        _wire.install_extension(_load_sibling("_arrays"))
     setup = _setup.Setup(config, (job_fd, result_fd), _load_sibling)
     isolation = setup.start()
     # Split in two before the first job: the jobs process (this one's child) receives jobs,
