@@ -24,6 +24,7 @@ import random
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +44,11 @@ from benchmarks.common.models import (
 from benchmarks.common.outputs import output_dir
 from benchmarks.common.provenance import config_hash, file_sha256, package_versions
 from benchmarks.upstream import dataset
+from bias.metrics import is_biased
 
 KINDS = ("finetune", "head")
 SPLITS = ("train", "val", "test")
 RECORD = "classifier.json"
-THRESHOLD = 0.5  # CBS counts P(biased) >= 0.5 (paper eq. 1)
 
 
 def default_classifier_dir() -> Path:
@@ -155,11 +156,9 @@ def read_data(folder: str) -> dict[str, list[Example]]:
 
 def evaluate(labels: Sequence[int], probabilities: Sequence[float]) -> dict[str, Any]:
     """Accuracy, precision, recall, F1 and the confusion matrix at P >= 0.5 (label 1 = biased)."""
-    predicted = [int(p >= THRESHOLD) for p in probabilities]
-    tp = sum(1 for y, p in zip(labels, predicted, strict=True) if y == 1 and p == 1)
-    tn = sum(1 for y, p in zip(labels, predicted, strict=True) if y == 0 and p == 0)
-    fp = sum(1 for y, p in zip(labels, predicted, strict=True) if y == 0 and p == 1)
-    fn = sum(1 for y, p in zip(labels, predicted, strict=True) if y == 1 and p == 0)
+    # (label, predicted) pairs; the prediction is the verdict CBS counts (bias.metrics).
+    pairs = Counter(zip(labels, (int(is_biased(p)) for p in probabilities), strict=True))
+    tp, tn, fp, fn = pairs[1, 1], pairs[0, 0], pairs[0, 1], pairs[1, 0]
     n = len(labels)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
