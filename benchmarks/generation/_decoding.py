@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.languages import language_named
+from benchmarks.languages.python import LANGUAGE as PYTHON
 
 # Codex-style stops for HumanEval-format prompts: anything at column 0 after the body (a new
 # function, class, main guard, top-level print or comment) ends the completion.
@@ -24,10 +25,7 @@ HELPER_STARTS = ("\ndef ", "\nclass ", "\nasync def ", "\n@", "\n#")
 # it in prose until max_new_tokens, which HumanEval's `\n#` never let it reach.
 CODE_ENDS = ("\n```",)
 
-DEFAULT_CHAT_INSTRUCTION = (
-    "Complete the following Python function. Reply with the whole function, including its "
-    "signature, in one ```python code block."
-)
+DEFAULT_CHAT_INSTRUCTION = PYTHON.chat_instruction
 
 # A whole program that reads stdin (CodeContests): `print(` and `if __name__` belong to it, so
 # it ends only where the model stops (or at max_new_tokens), and a chat model is asked for it.

@@ -44,13 +44,23 @@ class Language:
     parameter_name: Literal["first", "last"] = "last"
     # Generation: where a completion-mode continuation of a prompt ends (the function's
     # closing brace at its own indentation; the reply reader puts the closers back), the
-    # instruction a chat model gets, and the markdown fence tags its code may carry.
+    # instruction a chat model gets (default: the function in this language, in a code block
+    # fenced with its name), and the markdown fence tags its code may carry.
     stop: tuple[str, ...] = ()
     chat_instruction: str = ""
     fence_tags: frozenset[str] = frozenset()
     # How the sandbox builds and runs a program (`benchmarks.execution`); None: judged as
     # Python is, by the Python-specific path.
     toolchain: Toolchain | None = None
+
+    def __post_init__(self) -> None:
+        # Every language asks a chat model the same way, in its own words, unless it says more.
+        if not self.chat_instruction:
+            instruction = (
+                f"Complete the following {self.display_name} function. Reply with the whole "
+                f"function, including its signature, in one ```{self.name} code block."
+            )
+            object.__setattr__(self, "chat_instruction", instruction)
 
 
 # name -> "module:LANGUAGE", imported when first used.

@@ -83,9 +83,5 @@ LANGUAGE = Language(
         r"(?P<name>[A-Za-z_]\w*)[ \t]*\([^;{}]*\)[ \t]*(?:const[ \t]*)?\s*\{"
     ),
     stop=("\n}", "\n```"),
-    chat_instruction=(
-        "Complete the following C++ function. Reply with the whole function, including "
-        "its signature, in one ```cpp code block."
-    ),
     fence_tags=frozenset({"cpp", "c++", "cc", "cxx", "c"}),
 )

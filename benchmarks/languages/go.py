@@ -389,9 +389,5 @@ LANGUAGE = Language(
     function_definition=r"^func[ \t]+(?:\([^)\n]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)[ \t]*[\[(]",
     parameter_name="first",
     stop=("\n}", "\n```"),
-    chat_instruction=(
-        "Complete the following Go function. Reply with the whole function, including "
-        "its signature, in one ```go code block."
-    ),
     fence_tags=frozenset({"go", "golang"}),
 )

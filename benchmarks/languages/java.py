@@ -90,9 +90,5 @@ LANGUAGE = Language(
         r"\([^;{}]*\)[ \t]*(?:throws[ \t]+[\w., \t]+)?\s*\{"
     ),
     stop=("\n    }\n", "\n```"),
-    chat_instruction=(
-        "Complete the following Java function. Reply with the whole function, including "
-        "its signature, in one ```java code block."
-    ),
     fence_tags=frozenset({"java"}),
 )

@@ -74,9 +74,5 @@ LANGUAGE = Language(
     ),
     parameter_name="first",
     stop=("\n}", "\n```"),
-    chat_instruction=(
-        "Complete the following JavaScript function. Reply with the whole function, including "
-        "its signature, in one ```javascript code block."
-    ),
     fence_tags=frozenset({"javascript", "js", "node", "jsx"}),
 )
