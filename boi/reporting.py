@@ -72,6 +72,7 @@ def report_from_files(
     and 100 where every problem has that many; 1000 resamples; seed 0."""
     source = Path(source)
     critic_path = Path(critic_file) if critic_file else None
+    default = f"report-released-{released_split}" if released_split else "report"
     recorded = read_marker(source) if source.is_dir() else None
     if recorded is not None:
         refuse_shard(source, recorded)
@@ -105,7 +106,6 @@ def report_from_files(
         )
         if released_split is not None:
             results = split_by_release(results, variants, released_split)
-        default = f"report-released-{released_split}" if released_split else "report"
         return build_run_report(
             run_config,
             source,
@@ -124,7 +124,6 @@ def report_from_files(
         problems_path = Path(problems_file) if problems_file else source / "problems.jsonl"
         if critic_path is None and (source / "critic.jsonl").exists():
             critic_path = source / "critic.jsonl"
-        default = f"report-released-{released_split}" if released_split else "report"
         out = Path(out) if out else source / default
     else:
         if not source.exists():
