@@ -13,7 +13,6 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.registry import Registry
-from benchmarks.generation.given import GivenCompletionsBackend
 from benchmarks.study import Study, StudyOutcome
 from benchmarks.study.merge import merge_study
 
@@ -49,9 +48,3 @@ def merge_runs(
         shard_dirs,
         log,
     )
-
-
-def completions_specs(path: str) -> list[dict[str, Any]]:
-    """`--completions FILE` as the models entries that serve the file's completions: one per
-    model the file holds."""
-    return GivenCompletionsBackend.specs_of_file(path)

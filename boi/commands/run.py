@@ -12,10 +12,10 @@ from benchmarks.common.errors import UserError
 from benchmarks.common.outputs import declare_output
 from benchmarks.common.rundir import MANIFEST
 from benchmarks.generation import model_flag_specs
+from benchmarks.generation.given import GivenCompletionsBackend
 from benchmarks.loaders import dataset_help
 from benchmarks.study.cli import add_driver_arguments, drive
 from boi.runner import RobustnessStudy, RunConfig, load_run_config, resolve_config_path
-from boi.studies import completions_specs
 from perturb.catalogue import PerturbConfig
 
 EXAMPLES = (
@@ -63,6 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --dataset: only problems whose contest date is before DATE (YYYY-MM-DD)",
     )
     parser.add_argument(
+        "--candidate-libraries",
+        nargs="+",
+        metavar="MODULE",
+        help="installed libraries a candidate may import in the sandbox, read-only (import "
+        "names: numpy pandas); sets execution.candidate_libraries; BigCodeBench then judges the "
+        "installed-tier tasks that need only these",
+    )
+    parser.add_argument(
         "--reuse-generations",
         nargs="+",
         default=[],
@@ -92,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
     if args.completions:
         if args.model:
             raise UserError("--completions replaces the models; leave out --model.")
-        overrides["models"] = completions_specs(args.completions)
+        overrides["models"] = GivenCompletionsBackend.specs_of_file(args.completions)
+    if args.candidate_libraries:
+        overrides["execution"] = {"candidate_libraries": args.candidate_libraries}
     window = {"released_after": args.released_after, "released_before": args.released_before}
     if args.dataset:
         overrides["datasets"] = [
