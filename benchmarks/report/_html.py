@@ -105,7 +105,8 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _natural(text: str) -> list[Any]:
+def natural_key(text: str) -> list[Any]:
+    """Sort key that orders task ids as people do (HumanEval/9 before HumanEval/10)."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
@@ -343,7 +344,7 @@ class _Page:
         ]
         out += [f"<th>{esc(self.names.label(t))}</th>" for t in transforms]
         out.append("</tr>")
-        for source in sorted(original, key=_natural):
+        for source in sorted(original, key=natural_key):
             was_solved = solved(sum(map(bool, original[source])), len(original[source]))
             out.append(
                 f'<tr><td><a href="#{self.anchor(source)}">{esc(source)}</a></td>'
@@ -387,7 +388,8 @@ class _Page:
                 "<th>name-only pass@1</th><th>original pass@1</th><th>solvable</th></tr>"
             )
             for p in sorted(
-                entry["problems"], key=lambda p: (not p["solvable"], _natural(p["source_task_id"]))
+                entry["problems"],
+                key=lambda p: (not p["solvable"], natural_key(p["source_task_id"])),
             ):
                 out.append(
                     f'<tr><td><a href="#{self.anchor(p["source_task_id"])}">{esc(p["source_task_id"])}</a></td>'
@@ -413,7 +415,7 @@ class _Page:
         for dataset, sources in by_dataset.items():
             out.append(f"<h3>{esc(dataset)} ({len(sources)} problems)</h3>")
             runs = [r for r in self.runs if r.dataset == dataset]
-            for source in sorted(sources, key=_natural):
+            for source in sorted(sources, key=natural_key):
                 out.append(self._problem(source, runs))
         return "".join(out)
 
@@ -425,7 +427,7 @@ class _Page:
                 if src == source and run.transform_of[task_id] != ORIGINAL:
                     variant_ids[task_id] = run.transform_of[task_id]
         order = {t: i for i, t in enumerate(self.names.order(variant_ids.values()))}
-        ordered = sorted(variant_ids, key=lambda v: (order[variant_ids[v]], _natural(v)))
+        ordered = sorted(variant_ids, key=lambda v: (order[variant_ids[v]], natural_key(v)))
         badges = []
         for run in runs:
             outcomes = run.original().get(source)
@@ -622,11 +624,6 @@ def html_document(
         "<nav>" + "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav) + "</nav>"
         "<main>" + "".join(sections) + "</main></body></html>\n"
     )
-
-
-def natural_key(text: str) -> list[Any]:
-    """Sort key that orders task ids as people do (HumanEval/9 before HumanEval/10)."""
-    return _natural(text)
 
 
 Cell = str | tuple[str, str]
