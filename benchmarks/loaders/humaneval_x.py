@@ -20,6 +20,7 @@ Python judge adds the call.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 from benchmarks.common.errors import UserError
@@ -122,21 +123,8 @@ def load_humaneval_x(language: str, data: str | os.PathLike[str] | None = None) 
     return LoadResult(problems)
 
 
-def load_cpp(data: str | None = None) -> LoadResult:
-    """HumanEval-X in C++ (164 problems)."""
-    return load_humaneval_x("cpp", data)
-
-
-def load_java(data: str | None = None) -> LoadResult:
-    """HumanEval-X in Java (164 problems)."""
-    return load_humaneval_x("java", data)
-
-
-def load_js(data: str | None = None) -> LoadResult:
-    """HumanEval-X in JavaScript (164 problems)."""
-    return load_humaneval_x("javascript", data)
-
-
-def load_go(data: str | None = None) -> LoadResult:
-    """HumanEval-X in Go (164 problems)."""
-    return load_humaneval_x("go", data)
+# The loaders the one table of datasets names, one per language (`humaneval_x_cpp`, ...).
+load_cpp = partial(load_humaneval_x, "cpp")
+load_java = partial(load_humaneval_x, "java")
+load_js = partial(load_humaneval_x, "javascript")
+load_go = partial(load_humaneval_x, "go")
