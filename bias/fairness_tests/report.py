@@ -251,7 +251,7 @@ def _at_k_text(entry: Mapping[str, Any]) -> str:
     )
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
@@ -341,7 +341,7 @@ def tables_markdown(summary: Mapping[str, Any]) -> str:
         out.append(
             f"| {_name(g)} | "
             + " | ".join(
-                _pct(g["bls"][a]["range"]) if _testable(g) else NO_TESTABLE for a in attributes
+                pct(g["bls"][a]["range"]) if _testable(g) else NO_TESTABLE for a in attributes
             )
             + " |"
         )
@@ -507,7 +507,7 @@ def render_fairness_html(
                 figure_html(
                     image,
                     f"BLS direction for {a}: above zero, the value is favoured; below, disfavoured "
-                    f"(BLS@range {_pct(entry['range'])}).",
+                    f"(BLS@range {pct(entry['range'])}).",
                 )
             )
     by_strategy: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)

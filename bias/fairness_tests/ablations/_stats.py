@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+# The sub-runs' reports name the overall scope OVERALL, and the builders write a rate as the
+# report does (pct); any verdict status but the EXECUTABLE ones (fair, biased) is not comparable.
+from bias.fairness_tests.cases import EXECUTABLE
+from bias.fairness_tests.report import OVERALL
+from bias.fairness_tests.report import pct as pct
+
 if TYPE_CHECKING:
     from bias.fairness_tests.ablations._driver import RunData
-
-OVERALL = "overall"
-EXECUTABLE = ("fair", "biased")  # any other verdict status is not comparable
 
 # Column order of the papers' tables; other attributes follow in the report's order.
 SOLAR_ORDER = (
@@ -93,7 +96,3 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
