@@ -47,7 +47,6 @@ separated by commas), each taking up to `max_concurrency` requests at once:
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import sys
 import time
 from collections import deque
@@ -166,18 +165,12 @@ class OpenAIOptions:
             raise UserError("backend timeout_s must be positive and backoff_s non-negative.")
 
     def identity_options(self) -> dict[str, Any]:
-        """The options that decide outputs (BackendSpec.identity_mapping): not the operational
-        ones, and not a pool's servers, which serve one model (as the pool's cache identity
-        says), so a run resumes with a server taken out of the list or added to it. One
-        server's URL stays: another server may serve other weights under the same name."""
-        kept = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if not f.metadata.get("operational")
-        }
-        if len(self.urls) > 1:
-            kept["base_url"] = "pool"
-        return kept
+        """What the identity takes instead of the options' own values (BackendSpec.identity_mapping
+        hashes those that decide outputs): not a pool's servers, which serve one model (as the
+        pool's cache identity says), so a run resumes with a server taken out of the list or
+        added to it. One server's URL stays: another server may serve other weights under the
+        same name."""
+        return {"base_url": "pool"} if len(self.urls) > 1 else {}
 
     @property
     def urls(self) -> tuple[str, ...]:

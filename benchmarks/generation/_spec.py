@@ -145,15 +145,14 @@ class BackendSpec:
         hashes, so a run resumes after such a change. `content`: the backend's
         `content_identity` as a record holds it (a run rebuilt from its manifest reads no file
         the manifest names only by its last part); None: read from the files."""
+        options = {
+            f.name: getattr(self.options, f.name)
+            for f in dataclasses.fields(self.options)
+            if not f.metadata.get("operational")
+        }
         hook = getattr(self.options, "identity_options", None)
-        if callable(hook):
-            options = dict(hook())
-        else:
-            options = {
-                f.name: getattr(self.options, f.name)
-                for f in dataclasses.fields(self.options)
-                if not f.metadata.get("operational")
-            }
+        if callable(hook):  # what the options' class hashes instead of a field's own value
+            options.update(hook())
         if content is None:
             content = backend_class(self.kind).content_identity(self)
         return {"kind": self.kind, "model": self.model, **options, **content}
