@@ -427,18 +427,14 @@ def unregister(name: str) -> None:
     TRANSFORMS.unregister(name)
 
 
-def _factory(name: str) -> TransformFactory:
-    return TRANSFORMS.load(name)
-
-
 def get_transform(name: str, /, **params: Any) -> Transform:
     """The registered transformation `name` bound to `params`; unknown names get a suggestion."""
-    return _factory(name)(**params)
+    return TRANSFORMS.load(name)(**params)
 
 
 def transform_parameters(name: str) -> dict[str, Any]:
     """The parameters (with defaults) the transformation `name` takes."""
-    return dict(_factory(name).parameters)
+    return dict(TRANSFORMS.load(name).parameters)
 
 
 def transform_labels() -> dict[str, str]:
@@ -495,7 +491,7 @@ def bind_transforms(
         raise UserError(f"transforms {names} name one transformation twice; list each once.")
     bound = []
     for name in names:
-        factory = _factory(name)
+        factory = TRANSFORMS.load(name)
         given = dict(params.get(name, {}))
         if anonymous_name is not None and "name" in factory.parameters:
             given.setdefault("name", anonymous_name)
