@@ -56,10 +56,6 @@ def _key(row: Mapping[str, Any]) -> tuple[str, str, int]:
     return row["model"], row["strategy"], int(row["round"])
 
 
-def _value_name(value: Any) -> str:
-    return str(value)
-
-
 # How each suite's CBS divides (see bias.metrics): Solar by executable completions, Huang by
 # every generated one.
 DEFINITIONS = {
@@ -129,13 +125,13 @@ def summarize_fairness(
         for attribute in attributes:
             biased_rows = [r for r in executable if attribute in r["biased_attributes"]]
             entries = [r["report"].get("attributes", {}).get(attribute, {}) for r in biased_rows]
-            favoured = [[_value_name(v) for v in e.get("favoured", [])] for e in entries]
-            refused = [[_value_name(v) for v in e.get("refused", [])] for e in entries]
+            favoured = [[str(v) for v in e.get("favoured", [])] for e in entries]
+            refused = [[str(v) for v in e.get("refused", [])] for e in entries]
             values: list[str] = []
             for row in executable:
                 for value in task_values.get((row["task_id"], attribute), []):
-                    if _value_name(value) not in values:
-                        values.append(_value_name(value))
+                    if str(value) not in values:
+                        values.append(str(value))
             for names in favoured + refused:
                 values += [n for n in names if n not in values]
             leaning = bias_leaning(favoured, values)
@@ -551,9 +547,7 @@ def render_fairness_html(
         for attribute in row["biased_attributes"]:
             example = row["report"].get("attributes", {}).get(attribute, {}).get("example")
             if example:
-                outcomes = ", ".join(
-                    f"{esc(_value_name(v))}: {esc(o)}" for v, o in example["outcomes"]
-                )
+                outcomes = ", ".join(f"{esc(str(v))}: {esc(o)}" for v, o in example["outcomes"])
                 detail.append(
                     f"<p><b>{esc(attribute)}</b> with {esc(json.dumps(example['base']))} &rarr; {outcomes}</p>"
                 )
