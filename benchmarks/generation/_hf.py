@@ -24,11 +24,9 @@ from typing import Any
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import load_model, load_tokenizer
 from benchmarks.generation._backend import (
-    DTYPE_HELP,
-    DTYPES,
     BackendBase,
+    ModelFileOptions,
     Request,
-    check_choice,
     check_positive,
     model_reference,
 )
@@ -55,13 +53,9 @@ BATCH_SIZE_BY_DEVICE = {"cpu": 16, "cuda": 8}
 
 
 @dataclass(frozen=True)
-class HFOptions:
+class HFOptions(ModelFileOptions):
     """Options of the `hf` backend (a local transformers model)."""
 
-    revision: str | None = field(
-        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
-    )
-    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
     device: str = field(
         default="auto", metadata={"help": "auto (cuda when available), cpu, cuda, cuda:1, ..."}
     )
@@ -75,7 +69,7 @@ class HFOptions:
     )
 
     def __post_init__(self) -> None:
-        check_choice("dtype", self.dtype, DTYPES)
+        super().__post_init__()
         check_positive("batch_size", self.batch_size, optional=True)
 
 
