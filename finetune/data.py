@@ -347,15 +347,12 @@ def save_datasets_folder(
     for split in ("train", "validation"):
         rows = [e.to_json() for e in examples if e.split == split]
         if rows:
+            # Lineage params differ per transformation; Arrow needs one schema, so each step
+            # is a string.
             for row in rows:
-                row["lineage"] = [_json_text(step) for step in row["lineage"]]
+                row["lineage"] = [dumps(step) for step in row["lineage"]]
             splits[split] = datasets.Dataset.from_list(rows)
     datasets.DatasetDict(splits).save_to_disk(str(folder))
-
-
-def _json_text(obj: Any) -> str:
-    # Lineage params differ per transformation; Arrow needs one schema, so each step is a string.
-    return dumps(obj)
 
 
 # --- tokenisation -----------------------------------------------------------------------------
