@@ -28,15 +28,24 @@ prompt that matches no task, an unknown task id or one of another suite, a repea
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
+from benchmarks.generation import Backend, BackendSpec, DecodingConfig, PromptGroup
 from benchmarks.generation.given import CompletionRecord
 from benchmarks.generation.given import read_completions as read_given
 from bias import FAIRNESS_SUITES
 
-__all__ = ["LIU_SUITE", "CompletionRecord", "read_completions", "suite_of_id"]
+__all__ = [
+    "LIU_SUITE",
+    "CompletionRecord",
+    "GivenCompletions",
+    "read_completions",
+    "suite_of_id",
+]
 
 LIU_SUITE = "judgmental_modifiers"
 """The suite name of Liu et al.'s judgmental-modifier prompts (`bias.modifier_prompts.suite`) in `known_ids`."""
@@ -78,3 +87,69 @@ def read_completions(
         suite_of=suite_of_id,
         how_to_run=_how_to_run,
     )
+
+
+class TaskPrompt(NamedTuple):
+    """What the completions backend matches a file's `task_id` lines with."""
+
+    task_id: str
+    prompt: str
+
+
+class GivenCompletions:
+    """A checked completions file as its models' cells see it: each model's lines served by the
+    `completions` backend (`benchmarks.generation.given`), the one way a study takes
+    completions made elsewhere. A bias file's `sample_index` names a sample and may leave gaps,
+    so the backend serves each task's samples in index order (`numbered: false`) and
+    `sample_index` turns a served position back into the file's name for the sample."""
+
+    def __init__(self, path: str, records: Iterable[CompletionRecord]) -> None:
+        self.path = path
+        self.records = sorted(records, key=lambda r: (r.model, r.task_id, r.sample_index))
+        self._names: dict[tuple[str, str], list[int]] = {}
+        for record in self.records:
+            self._names.setdefault((record.model, record.task_id), []).append(record.sample_index)
+
+    @property
+    def models(self) -> list[str]:
+        """The file's model labels, sorted."""
+        return sorted({model for model, _ in self._names})
+
+    def spec(self, model: str) -> BackendSpec:
+        """The backend serving `model`'s lines."""
+        return BackendSpec("completions", self.path, of_model=model, numbered=False)
+
+    def groups(
+        self, model: str, prompts: Mapping[str, str], decoding: DecodingConfig
+    ) -> tuple[PromptGroup, ...]:
+        """`model`'s prompts (in `prompts`' order, those the file answers) as prompt groups,
+        each a run of consecutive prompts with the same number of completions, so that the
+        backend serves each prompt all of its own and the sampling order is the prompts'."""
+        groups: list[PromptGroup] = []
+        run: dict[str, str] = {}
+        count = 0
+        for prompt_id, text in prompts.items():
+            names = self._names.get((model, prompt_id))
+            if names is None:
+                continue
+            if run and len(names) != count:
+                groups.append(PromptGroup(run, dataclasses.replace(decoding, n=count)))
+                run = {}
+            run[prompt_id], count = text, len(names)
+        if run:
+            groups.append(PromptGroup(run, dataclasses.replace(decoding, n=count)))
+        return tuple(groups)
+
+    @staticmethod
+    def prepare(backend: Backend, prompts: Mapping[str, str]) -> None:
+        """Give the loaded backend the prompt text of every task id (`prompts`), so that it
+        serves the lines naming their task by `task_id` too."""
+        backend.prepare(TaskPrompt(task_id, text) for task_id, text in prompts.items())
+
+    def sample_index(self, model: str, prompt_id: str, served: int) -> int:
+        """The file's `sample_index` of the `served`-th sample of `model`'s prompt."""
+        return self._names[(model, prompt_id)][served]
+
+    def by_line(self, model: str) -> dict[tuple[str, int], CompletionRecord]:
+        """`model`'s records by (task id, sample_index)."""
+        return {(r.task_id, r.sample_index): r for r in self.records if r.model == model}

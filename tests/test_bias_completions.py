@@ -287,8 +287,9 @@ def test_boi_bias_run_scores_a_completions_file(tmp_path, tiny_bias_classifier, 
     assert "| model-b / completions file |" in printed
     assert "pass@k not applicable" in printed and "read from" in printed
 
-    # No model, nothing generated: the rows are the file's completions.
-    assert not (out / "generations.jsonl").exists() and not (out / "passk").exists()
+    # No model, nothing generated: the completions backend read the file's completions (into
+    # the run's generation cache, as raw text) and the rows are them, verbatim.
+    assert not (out / "passk").exists()
     prompts = (out / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(prompts) == 15
     rows = _rows(out)
@@ -389,3 +390,62 @@ def test_a_generation_run_keeps_its_config_hash():
     assert "completions" not in _config_json(load_bias_config(None, {}))
     given = load_bias_config(None, {"completions": "c.jsonl"})
     assert _config_json(given)["completions"] == "c.jsonl"
+
+
+def test_a_completions_file_is_served_by_the_completions_backend_and_shards_merge(
+    tmp_path, tiny_bias_classifier, request
+):
+    """The file's completions come to the cells through the `completions` backend (the one way
+    a study takes completions made elsewhere): a bias file's sample_index only names a sample
+    (gaps allowed), and the rows keep those names and lines; prompts with different counts of
+    samples are sampled in the suite's order; two shards merge into the unsharded run's rows."""
+    import torch
+
+    from benchmarks.study import Shard, run_study
+    from bias.modifier_prompts.run import ModifierStudy
+    from boi.studies import merge_runs
+
+    # The shards classify batches of other sizes than the whole run: one thread keeps the
+    # classifier's float output the same whatever the batch shape.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
+    suite = load_suite(SuiteConfig(**SUITE))
+    first, second, third = suite.prompts[:3]
+    completions = _write(
+        tmp_path / "c.jsonl",
+        {"task_id": third.prompt_id, "completion": "    return people\n", "model": "m"},
+        {
+            "task_id": first.prompt_id,
+            "completion": BODIES[first.dimension],
+            "sample_index": 5,
+            "model": "m",
+        },
+        {"prompt": first.prompt, "completion": "    return []\n", "sample_index": 2, "model": "m"},
+        {"task_id": second.prompt_id, "completion": "    return people\n", "model": "m"},
+    )
+    config_path = _bias_config(tmp_path, tiny_bias_classifier)
+
+    def config(out: Path) -> Any:
+        return load_bias_config(
+            str(config_path), {"completions": str(completions), "out_dir": str(out)}
+        )
+
+    whole, log = tmp_path / "whole", []
+    run_study(ModifierStudy(config(whole)), log=log.append)
+    assert any("load completions-m" in line for line in log), log
+    shards = [tmp_path / f"shard{i}" for i in range(2)]
+    for index, out in enumerate(shards):
+        run_study(ModifierStudy(config(out)), shard=Shard(index, 2), log=lambda _: None)
+    merged = merge_runs(tmp_path / "merged", shards, lambda _: None).out_dir
+
+    rows = [json.loads(line) for line in (whole / "completions" / "m" / "completions_file.jsonl").read_text().splitlines()]  # fmt: skip
+    assert [(r["prompt_id"], r["sample_index"], r["line"]) for r in rows] == [
+        (first.prompt_id, 2, 3),
+        (first.prompt_id, 5, 2),
+        (second.prompt_id, 0, 4),
+        (third.prompt_id, 0, 1),
+    ]
+    assert rows[0]["completion"] == "    return []\n" and {r["seed"] for r in rows} == {None}
+    name = "completions/m/completions_file.jsonl"
+    assert (merged / name).read_bytes() == (whole / name).read_bytes()

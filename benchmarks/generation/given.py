@@ -306,6 +306,15 @@ class GivenOptions:
             "default: every line, which must then be of one model)"
         },
     )
+    numbered: bool = field(
+        default=True,
+        metadata={
+            "help": "each task's sample_index numbers its samples 0, 1, 2, ... and sample i is "
+            "served as sample i (a gap is refused); false: sample_index only names a sample "
+            "(gaps allowed) and each task's samples are served in index order, as the bias "
+            "studies score completions one by one"
+        },
+    )
 
 
 class GivenCompletionsBackend(BackendBase):
@@ -331,7 +340,7 @@ class GivenCompletionsBackend(BackendBase):
         self.path = Path(spec.model)
         records = self._read(spec)
         self._records = records
-        self._texts: dict[str, list[str]] = {}
+        self._texts: dict[str, dict[int, str]] = {}
         self._unmatched: list[CompletionRecord] = []
         for record in records:
             if record.prompt is not None:
@@ -340,6 +349,8 @@ class GivenCompletionsBackend(BackendBase):
                 self._unmatched.append(record)
         digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
         self.identity = f"completions|{digest}|{spec.options.of_model or ''}"
+        if not spec.options.numbered:
+            self.identity += "|named"  # sample i is another line than when numbered
 
     @classmethod
     def check(cls, spec: Any) -> None:
@@ -391,7 +402,8 @@ class GivenCompletionsBackend(BackendBase):
                 f"models ({', '.join(models[:3])}); give each its own entry with "
                 "options.of_model, or split the file."
             )
-        _check_numbering(path, records)
+        if spec.options.numbered:
+            _check_numbering(path, records)
         return records
 
     @classmethod
@@ -408,10 +420,17 @@ class GivenCompletionsBackend(BackendBase):
                 raise UserError(_not_a_task(path, record, known))
 
     def _add(self, prompt_hash: str, record: CompletionRecord) -> None:
-        texts = self._texts.setdefault(prompt_hash, [])
-        if record.sample_index >= len(texts):
-            texts.extend([""] * (record.sample_index + 1 - len(texts)))
-        texts[record.sample_index] = record.completion
+        self._texts.setdefault(prompt_hash, {})[record.sample_index] = record.completion
+
+    def _served(self, prompt_hash: str) -> list[str] | None:
+        """A prompt's completions in the order they are served: numbered, sample i at place i
+        (`_check_numbering` refused gaps); named, in index order."""
+        given = self._texts.get(prompt_hash)
+        if given is None:
+            return None
+        if not self.spec.options.numbered:
+            return [given[index] for index in sorted(given)]
+        return [given.get(index, "") for index in range(max(given) + 1)]
 
     def prepare(self, problems: Iterable[Any]) -> list[str]:
         """Lines that name their task by `task_id` are matched to the records' prompts."""
@@ -433,7 +452,7 @@ class GivenCompletionsBackend(BackendBase):
                 "prompts; give each line the exact prompt text as `prompt` instead."
             )
         for position, request in enumerate(requests):
-            texts = self._texts.get(_prompt_key(request.prompt))
+            texts = self._served(_prompt_key(request.prompt))
             if texts is None:
                 raise UserError(
                     f"the completions file {self.path} has no completion for the prompt "

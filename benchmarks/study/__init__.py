@@ -6,7 +6,7 @@ A *study* is a kind of run: `boi run` (pass@k under each transformation, `boi.ru
 
     units()               the ids a shard may own (problems, prompts, tasks)
     cells()               per model, each setting: its prompt groups (each with its decoding)
-                          over its seeds, every prompt's unit; or samples given by a file
+                          over its seeds, every prompt's unit, the model sampling them
     judge(cell, samples)  the sandbox's tests, the classifier, the fairness tables: rows, each
                           with its sample's `ordinal`, written to the study's split files
     report(run)           its tables and pages, from the run's files (a run's, a merge's)
@@ -18,8 +18,8 @@ sampled through the generation cache (`sample_prompts`) and stamped with their `
 cell's place, the sample's place in the unsharded cell); `judge`; the report. The estimate
 (`--dry-run`, `estimate_study`) counts the same `cells()`; a merge (`boi merge`,
 `merge_study`) orders the shards' rows by `ordinal`; Ray runs the shards as tasks
-(`run_study_on_ray`); completions made elsewhere come as the `completions` backend, or as a
-cell's `given` samples (a file of several models, each with its own count of samples).
+(`run_study_on_ray`); completions made elsewhere come only as the `completions` backend (a
+file of several models is one backend per model, `GivenCompletionsBackend.specs_of_file`).
 `Study` gives a new study the defaults (its config's claim, model checks, no whole-run files,
 the estimate in plain words): adding one is a module and a line in `boi.studies.STUDIES`
 (tests/toy_study.py is one).
@@ -303,9 +303,8 @@ class Cell:
     unit_of: Mapping[str, str] = field(default_factory=dict)
     """The unit (what a shard owns) of each prompt id."""
     backend: BackendSpec | None = None
-    """The model that samples the groups; None for a cell of `given` samples."""
-    given: tuple[Sample, ...] = ()
-    """Samples made elsewhere (a completions file): judged as they are, nothing generated."""
+    """The model that samples the groups (completions made elsewhere: the `completions`
+    backend serving a file's); every cell a run samples has one."""
     positions: Mapping[str, int] | None = None
     """Each prompt's place in the cell when it is not the sampling order: a follow-up cell's
     prompts (one sample each) take the place of the row they follow up."""
@@ -490,9 +489,7 @@ def claim_study(
 def _sampling_positions(cell: Cell) -> dict[tuple[str, int], int]:
     """Each sample's place in the cell, whichever shard generates it: the sampling loop's order
     over every prompt of the cell (seed, group, prompt, sample), or the cell's own
-    `positions`, or a given sample's place among the given."""
-    if cell.given:
-        return {(s.prompt_id, s.sample_index): i for i, s in enumerate(cell.given)}
+    `positions`."""
     if cell.positions is not None:
         return {(prompt_id, 0): place for prompt_id, place in cell.positions.items()}
     places: dict[tuple[str, int], int] = {}
@@ -508,28 +505,23 @@ def _sampling_positions(cell: Cell) -> dict[tuple[str, int], int]:
 def _samples_of(
     cell: Cell,
     place: int,
-    backend: Backend | None,
+    backend: Backend,
     run: StudyRun,
     owned: Callable[[str], bool],
     prefix: str,
 ) -> tuple[list[Sample], SamplingTotals]:
     """The cell's samples of this run's units, each with its ordinal."""
     positions = _sampling_positions(cell)
-    if cell.given:
-        samples = list(_owned_part(cell, owned).given)
-        totals = SamplingTotals()
-    else:
-        assert backend is not None
-        samples, totals = sample_prompts(
-            backend,
-            _owned_part(cell, owned).groups,
-            cell.seeds,
-            run.path / GENERATIONS,
-            log=run.log,
-            timings=run.timings,
-            what=f"{cell.model} {cell.setting}",
-            prefix=prefix,
-        )
+    samples, totals = sample_prompts(
+        backend,
+        _owned_part(cell, owned).groups,
+        cell.seeds,
+        run.path / GENERATIONS,
+        log=run.log,
+        timings=run.timings,
+        what=f"{cell.model} {cell.setting}",
+        prefix=prefix,
+    )
     return [
         dataclasses.replace(s, ordinal=(place, positions[(s.prompt_id, s.sample_index)]))
         for s in samples
@@ -553,16 +545,15 @@ def run_study(
     loaded: tuple[BackendSpec, Backend] | None = None
     prefix = study.log_prefix
     for place, cell in enumerate(study.cells()):
-        backend = None
-        if cell.backend is not None:
-            if loaded is None or loaded[0] != cell.backend:
-                loaded = None  # the previous model is let go before the next loads
-                with stage(f"load {cell.backend.label}", log, run.timings, prefix):
-                    loaded = (cell.backend, load_backend(cell.backend))
-                study.backend_ready(cell.backend, loaded[1], run)
-                verbs.add(sample_verb(loaded[1]))
-            backend = loaded[1]
-        samples, made = _samples_of(cell, place, backend, run, owned, prefix)
+        if cell.backend is None:
+            raise ValueError(f"{study.command}: cell {cell.model} {cell.setting} has no backend")
+        if loaded is None or loaded[0] != cell.backend:
+            loaded = None  # the previous model is let go before the next loads
+            with stage(f"load {cell.backend.label}", log, run.timings, prefix):
+                loaded = (cell.backend, load_backend(cell.backend))
+            study.backend_ready(cell.backend, loaded[1], run)
+            verbs.add(sample_verb(loaded[1]))
+        samples, made = _samples_of(cell, place, loaded[1], run, owned, prefix)
         totals.add(made)
         study.judge(dataclasses.replace(cell, place=place), samples, run)
     loaded = None
@@ -599,8 +590,6 @@ def _generation_record(generation: Mapping[str, Any]) -> dict[str, Any]:
 
 def cell_counts(cell: Cell) -> SampleCounts:
     """What sampling the cell costs (every prompt of it)."""
-    if cell.given:
-        return SampleCounts(requested=len(cell.given))
     counts = SampleCounts()
     for group in cell.groups:
         decoding = group.decoding
@@ -611,7 +600,7 @@ def cell_counts(cell: Cell) -> SampleCounts:
 
 
 def _owned_part(cell: Cell, owned: Callable[[str], bool]) -> Cell:
-    """The cell as a shard samples it: the prompts and given samples of its units only."""
+    """The cell as a shard samples it: the prompts of its units only."""
     groups = tuple(
         PromptGroup(
             {p: text for p, text in g.prompts.items() if owned(cell.unit_of[p])},
@@ -620,8 +609,7 @@ def _owned_part(cell: Cell, owned: Callable[[str], bool]) -> Cell:
         )
         for g in cell.groups
     )
-    given = tuple(s for s in cell.given if owned(cell.unit_of[s.prompt_id]))
-    return dataclasses.replace(cell, groups=groups, given=given)
+    return dataclasses.replace(cell, groups=groups)
 
 
 def estimate_study(

@@ -34,6 +34,7 @@ from benchmarks.common.provenance import config_hash
 from benchmarks.common.rundir import RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, TableJob, call_tables
 from benchmarks.generation import (
+    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -55,7 +56,7 @@ from benchmarks.study import (
     run_study,
 )
 from benchmarks.study.reader import StudyDir, open_study
-from bias.completions import read_completions
+from bias.completions import GivenCompletions, read_completions
 from bias.fairness_tests.cases import (
     ENTRY_POINT,
     EXECUTABLE,
@@ -406,10 +407,8 @@ class _Tester:
         }
 
 
-def _file_entries(
-    config: FairnessRunConfig, tasks: list[FairnessTask]
-) -> dict[str, list[dict[str, Any]]]:
-    """Round 0's replies per model label, from a completions file (another harness's)."""
+def _file_completions(config: FairnessRunConfig, tasks: list[FairnessTask]) -> GivenCompletions:
+    """Round 0's replies of a completions file (another harness's), checked."""
     assert config.completions is not None
     by_id = {t.task_id: t for t in tasks}
     known = {t.task_id: t.suite for t in tasks}
@@ -419,19 +418,7 @@ def _file_entries(
         suite=tasks[0].suite,
         prompts={_prompt_text(t): t.task_id for t in tasks},
     )
-    entries: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        if record.task_id not in by_id:
-            continue
-        entries.setdefault(record.model, []).append(
-            {
-                "task_id": record.task_id,
-                "sample_index": record.sample_index,
-                "reply": record.completion,
-                "chat": config.completions_chat,
-            }
-        )
-    return entries
+    return GivenCompletions(config.completions, [r for r in records if r.task_id in by_id])
 
 
 def _prompt_text(task: FairnessTask) -> str:
@@ -461,7 +448,7 @@ class FairnessInputs:
     issues: list[Any]
     mitigations: MitigationFile
     strategies: list[Any]
-    from_file: dict[str, list[dict[str, Any]]] | None
+    from_file: GivenCompletions | None
 
 
 def check_fairness_inputs(
@@ -474,9 +461,9 @@ def check_fairness_inputs(
     tasks, issues = _load_tasks(config)
     mitigations = load_mitigations(config.mitigation_file)
     strategies = [mitigations.strategy(name) for name in config.mitigations]
-    from_file = _file_entries(config, tasks) if config.completions else None
+    from_file = _file_completions(config, tasks) if config.completions else None
     if from_file is not None:
-        listed = {e["task_id"] for rows in from_file.values() for e in rows}
+        listed = {r.task_id for r in from_file.records}
         tasks = [t for t in tasks if t.task_id in listed]
     elif check_models:
         check_backend_models(config.models)  # a wrong model fails before the claim
@@ -555,12 +542,13 @@ class FairnessStudy(Study):
         tasks = inputs.tasks
         unit_of = {t.task_id: shard_unit(t) for t in tasks}
         if inputs.from_file is not None:
-            for label, entries in inputs.from_file.items():
-                given = tuple(
-                    Sample(e["task_id"], 0, e["sample_index"], e["reply"]) for e in entries
-                )
+            # In the file's order (by task id), as its replies were always tested.
+            prompts = {t.task_id: t.prompt for t in sorted(tasks, key=lambda t: t.task_id)}
+            for label in inputs.from_file.models:
+                given = inputs.from_file.groups(label, prompts, DecodingConfig())
                 round_zero = _Attempt("none", 0, config.completions_chat)
-                yield Cell(label, "none", given=given, unit_of=unit_of, context=round_zero)
+                spec = inputs.from_file.spec(label)
+                yield Cell(label, "none", given, (0,), unit_of, spec, context=round_zero)
             return
         kinds = sorted({t.kind for t in tasks})
         for spec in config.models:
@@ -654,6 +642,12 @@ class FairnessStudy(Study):
             context=_Attempt(strategy.name, round_number, config.decoding.chat, carried, parents),
         )
 
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        inputs = self.inputs
+        assert inputs is not None
+        if inputs.from_file is not None:
+            inputs.from_file.prepare(backend, {t.task_id: t.prompt for t in inputs.tasks})
+
     def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
         """Each reply read for the asked-for code and run as fairness tests in the sandbox;
         a feedback round's rows beside the replies it carried over."""
@@ -661,15 +655,24 @@ class FairnessStudy(Study):
         inputs = self.inputs
         assert inputs is not None and self._tester is not None
         tasks = {t.task_id: t for t in inputs.tasks}
+        given = inputs.from_file
         entries = []
         for s in samples:
             parent = attempt.parents.get(s.prompt_id)
             task_id = s.prompt_id if parent is None else parent["task_id"]
             decoding = _decoding_for(tasks[task_id].kind, self.config.decoding)
-            reply = s.raw if cell.given or decoding.chat else truncate_at_stop(s.raw, decoding.stop)
+            # A file's reply is taken whole (its stop sequences are not known).
+            whole = given is not None or decoding.chat
+            reply = s.raw if whole else truncate_at_stop(s.raw, decoding.stop)
+            if parent is not None:
+                sample_index = parent["sample_index"]
+            elif given is not None:
+                sample_index = given.sample_index(cell.model, task_id, s.sample_index)
+            else:
+                sample_index = s.sample_index
             entry = {
                 "task_id": task_id,
-                "sample_index": s.sample_index if parent is None else parent["sample_index"],
+                "sample_index": sample_index,
                 "reply": reply,
                 "chat": attempt.chat,
                 **({} if parent is None else {"prompt_id": s.prompt_id}),
@@ -681,7 +684,7 @@ class FairnessStudy(Study):
         rows: list[dict[str, Any]] = []
         if entries:
             what = f"test {cell.model} {attempt.strategy} round {attempt.round}"
-            if cell.given:
+            if given is not None:
                 what = f"test {cell.model} round 0"
             with stage(what, run.log, run.timings, self.log_prefix):
                 rows = self._tester.test(
@@ -700,7 +703,7 @@ class FairnessStudy(Study):
         assert inputs is not None
         notes = ["executions are at most this: a reply without the asked-for code is not run"]
         if inputs.from_file is not None:
-            count = sum(len(entries) for entries in inputs.from_file.values())
+            count = len(inputs.from_file.records)
             return Estimate(
                 units=f"tasks: {len(inputs.tasks)}; completions: {count} read from {config.completions}",
                 distinct_prompts=len(inputs.tasks),
@@ -709,7 +712,7 @@ class FairnessStudy(Study):
                 prompt_tokens=0,
                 max_output_tokens=0,
                 executions=count,
-                cells=f"{len(inputs.from_file)} models from the file",
+                cells=f"{len(inputs.from_file.models)} models from the file",
                 notes=notes,
             )
         if config.feedback_rounds:

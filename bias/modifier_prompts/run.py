@@ -53,6 +53,7 @@ from benchmarks.common.provenance import (
 from benchmarks.common.rundir import MANIFEST, RunDir, path_slug
 from benchmarks.execution import ExecutionConfig, execute_samples
 from benchmarks.generation import (
+    Backend,
     BackendSpec,
     DecodingConfig,
     PromptGroup,
@@ -76,7 +77,7 @@ from benchmarks.study import (
     run_study,
 )
 from benchmarks.study.reader import StudyDir, open_study
-from bias.completions import LIU_SUITE, CompletionRecord, read_completions
+from bias.completions import LIU_SUITE, CompletionRecord, GivenCompletions, read_completions
 from bias.metrics import is_biased
 from bias.modifier_prompts.classifier import CodeBiasClassifier, load_classifier
 from bias.modifier_prompts.lexicon import find_demographics
@@ -338,33 +339,16 @@ def read_given_completions(path: str, suite: Suite) -> list[CompletionRecord]:
     )
 
 
-def _given_samples(
-    records: Sequence[CompletionRecord], suite: Suite
-) -> dict[str, list[dict[str, Any]]]:
-    """The file's completions as samples per model label, each model's in suite order."""
-    order = {p.prompt_id: i for i, p in enumerate(suite.prompts)}
-    by_model: dict[str, list[dict[str, Any]]] = {}
-    for record in sorted(records, key=lambda r: (r.model, order[r.task_id], r.sample_index)):
-        by_model.setdefault(record.model, []).append(
-            {
-                "prompt_id": record.task_id,
-                "model": record.model,
-                "setting": GIVEN_SETTING,
-                "seed": None,
-                "sample_index": record.sample_index,
-                "completion": record.completion,
-                "line": record.line,
-            }
-        )
+def _check_folders(models: Iterable[str]) -> None:
+    """Each of a completions file's models writes its own folder."""
     folders: dict[str, str] = {}
-    for label in by_model:
+    for label in models:
         other = folders.setdefault(path_slug(label), label)
         if other != label:
             raise UserError(
                 f"models {other!r} and {label!r} of the completions file would share the folder "
                 f"completions/{path_slug(label)}; rename one of them in the file."
             )
-    return by_model
 
 
 class ModifierStudy(Study):
@@ -386,7 +370,7 @@ class ModifierStudy(Study):
         self.config = config
         self.suite: Suite | None = None
         self.classifier: CodeBiasClassifier | None = None
-        self._given: dict[str, list[dict[str, Any]]] | None = None
+        self._given: GivenCompletions | None = None
         self._given_sha256: str | None = None
         self._passk_problems: list[Problem] = []
         self._scoring = {"scored": 0, "cache_hits": 0}
@@ -453,8 +437,11 @@ class ModifierStudy(Study):
         self.suite = load_suite(config.suite)
         if config.completions is not None:
             # Read before anything is claimed: a bad file leaves no run directory behind.
-            given = read_given_completions(config.completions, self.suite)
-            self._given = _given_samples(given, self.suite)
+            given = GivenCompletions(
+                config.completions, read_given_completions(config.completions, self.suite)
+            )
+            _check_folders(given.models)
+            self._given = given
             self._sha256()
         elif config.passk.enabled:
             self._passk_problems = _passk_problems(config.passk)
@@ -511,13 +498,13 @@ class ModifierStudy(Study):
                 f"{sum(len(t.words[: config.suite.modifiers_per_type]) for t in suite.modifier_types)} modifiers"
             )
             return
-        covered = {s["prompt_id"] for samples in self._given.values() for s in samples}
+        covered = {r.task_id for r in self._given.records}
         # The file's prompts, every shard's alike (a whole-run file).
         write_jsonl(
             out / "prompts.jsonl", (p.to_json() for p in suite.prompts if p.prompt_id in covered)
         )
         log(
-            f"[boi bias] {sum(len(s) for s in self._given.values())} completions of "
+            f"[boi bias] {len(self._given.records)} completions of "
             f"{len(covered)} of the suite's {len(suite.prompts)} prompts, read from "
             f"{config.completions}; no model is loaded (models, decoding, sweep and seeds do "
             "not apply)"
@@ -537,14 +524,13 @@ class ModifierStudy(Study):
         suite, config = self.suite, self.config
         assert suite is not None
         unit_of = {p.prompt_id: p.prompt_id for p in suite.prompts}
-        if self._given is not None:
-            for label, samples in self._given.items():
-                given = tuple(
-                    Sample(s["prompt_id"], 0, s["sample_index"], s["completion"]) for s in samples
-                )
-                yield Cell(label, GIVEN_SETTING, given=given, unit_of=unit_of, executed=False)
-            return
         texts = {p.prompt_id: p.prompt for p in suite.prompts}
+        if self._given is not None:
+            for label in self._given.models:
+                groups = self._given.groups(label, texts, DecodingConfig())
+                spec = self._given.spec(label)
+                yield Cell(label, GIVEN_SETTING, groups, (0,), unit_of, spec, executed=False)
+            return
         passk = {p.task_id: p.prompt for p in self._passk_problems}
         passk_units = {task_id: f"pass@k:{task_id}" for task_id in passk}
         for spec in config.models:
@@ -564,13 +550,18 @@ class ModifierStudy(Study):
                     spec,
                 )
 
+    def backend_ready(self, spec: BackendSpec, backend: Backend, run: StudyRun) -> None:
+        if self._given is not None:
+            assert self.suite is not None
+            self._given.prepare(backend, {p.prompt_id: p.prompt for p in self.suite.prompts})
+
     def judge(self, cell: Cell, samples: list[Sample], run: StudyRun) -> list[dict[str, Any]]:
         """pass@k's samples run in the sandbox; every other completion classified and read by
         the lexicon."""
         if not samples:
             return []  # a shard that owns none of the cell's prompts
         out, label = run.path, cell.model
-        if cell.setting == PASSK_SETTING and not cell.given:
+        if cell.setting == PASSK_SETTING:
             rows = [
                 {
                     "task_id": s.prompt_id,
@@ -591,13 +582,26 @@ class ModifierStudy(Study):
                     out / "passk" / label / "results.jsonl",
                     progress=progress_bar(len(rows), f"execute {dataset}"),
                 ).results
-        if cell.given:
-            assert self._given is not None
-            line_of = {(s["prompt_id"], s["sample_index"]): s for s in self._given[label]}
-            completions = [
-                {**line_of[(s.prompt_id, s.sample_index)], "ordinal": list(s.ordinal or ())}
-                for s in samples
-            ]
+        given = self._given
+        if given is not None:
+            line_of = given.by_line(label)
+            completions = []
+            for s in samples:
+                record = line_of[
+                    (s.prompt_id, given.sample_index(label, s.prompt_id, s.sample_index))
+                ]
+                completions.append(
+                    {
+                        "prompt_id": record.task_id,
+                        "model": label,
+                        "setting": GIVEN_SETTING,
+                        "seed": None,
+                        "sample_index": record.sample_index,
+                        "completion": record.completion,
+                        "line": record.line,
+                        "ordinal": list(s.ordinal or ()),
+                    }
+                )
             stage_name = f"score {label}"
         else:
             completions = [
@@ -629,7 +633,7 @@ class ModifierStudy(Study):
             cache.close()
         self._scoring["scored"] += cache.scored
         self._scoring["cache_hits"] += cache.hits
-        if cell.given:
+        if given is not None:
             answered = len({s["prompt_id"] for s in completions})
             run.log(f"  {label}: {len(completions)} completions of {answered} prompts")
         write_jsonl(
@@ -646,17 +650,17 @@ class ModifierStudy(Study):
         config = self.config
         assert self.suite is not None
         if self._given is not None:
-            given = [s for samples in self._given.values() for s in samples]
+            records = self._given.records
             return Estimate(
-                units=f"completions: {len(given)} read from {config.completions}",
-                distinct_prompts=len({s["prompt_id"] for s in given}),
-                requested_samples=len(given),
+                units=f"completions: {len(records)} read from {config.completions}",
+                distinct_prompts=len({r.task_id for r in records}),
+                requested_samples=len(records),
                 generations=0,
                 prompt_tokens=0,
                 max_output_tokens=0,
                 executions=0,
-                cells=f"{len(self._given)} models from the file",
-                notes=[f"classifications: at most {len(given)}"],
+                cells=f"{len(self._given.models)} models from the file",
+                notes=[f"classifications: at most {len(records)}"],
             )
         executions = sum(cell_counts(c).requested for c in cells if c.executed)
         notes = [f"classifications: at most {counts.requested - executions}"]
