@@ -48,12 +48,7 @@ def bootstrap_mean_interval(
     values: Sequence[float], resamples: int, confidence: float, seed: int
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of a mean (values resampled with replacement)."""
-    if not values or resamples <= 0:
-        return NAN, NAN
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    return percentile_interval(means, confidence)
+    return bootstrap_interval(values, lambda xs: sum(xs) / len(xs), resamples, confidence, seed)
 
 
 def bootstrap_interval(
