@@ -12,6 +12,7 @@ it, older results files included.
 """
 
 from benchmarks.execution._config import ExecutionConfig
+from benchmarks.execution._libraries import CandidateLibraries, resolve_libraries
 from benchmarks.execution._pool import Isolation, WorkerPool
 from benchmarks.execution._run import (
     ExecutionSummary,
@@ -37,6 +38,7 @@ from benchmarks.execution._tables import (
 from benchmarks.execution._wire import encode_plain, same_output
 
 __all__ = [
+    "CandidateLibraries",
     "ExecutionConfig",
     "ExecutionSummary",
     "Outcome",
@@ -53,6 +55,7 @@ __all__ = [
     "execute_samples",
     "problem_defect",
     "read_samples",
+    "resolve_libraries",
     "Status",
     "result_status",
     "same_output",

@@ -954,14 +954,21 @@ def _revealed_finder(reveal: dict[str, list[str]]) -> Callable[[str], Any]:
         (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
         (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES),
     )
-    allowed = {site: frozenset(entries) for site, entries in reveal.items()}
+    # A revealed entry's module name: a package directory's, a module file's without its
+    # suffixes (six.py, _cffi_backend.cpython-311-x86_64-linux-gnu.so); the rest (numpy.libs,
+    # *.dist-info) name no module of their own.
+    allowed = {
+        site: frozenset(entry.split(".")[0] for entry in entries)
+        for site, entries in reveal.items()
+    }
 
     class RevealedFinder(machinery.FileFinder):
-        def _fill_cache(self) -> None:  # FileFinder's directory listing, which it caches
-            super()._fill_cache()  # type: ignore[misc]
-            names = allowed[self.path]
-            self._path_cache: set[str] = {n for n in self._path_cache if n in names}
-            self._relaxed_path_cache: set[str] = {n for n in self._relaxed_path_cache if n in names}
+        def find_spec(self, fullname: str, target: Any = None) -> Any:
+            # Only top-level modules are looked up here (a package's submodules are found
+            # on its own __path__).
+            if fullname.rpartition(".")[2] not in allowed[self.path]:
+                return None
+            return super().find_spec(fullname, target)
 
     def hook(path: str) -> machinery.FileFinder:
         if path not in allowed:

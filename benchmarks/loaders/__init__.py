@@ -58,12 +58,15 @@ def load_benchmark(
     *,
     task_ids: Sequence[str] = (),
     limit: int | None = None,
+    candidate_libraries: Sequence[str] = (),
 ) -> LoadResult:
     """Load a dataset by name (`data` overrides where it is read from) or from a JSONL path.
 
     `task_ids` and `limit` say which problems the caller will use (the ids, then the first
     `limit`): a loader that takes them builds only those (the others are not in the result);
-    the rest load every problem, and the caller selects."""
+    the rest load every problem, and the caller selects. `candidate_libraries`: the libraries
+    the run's sandbox lets a candidate import (`ExecutionConfig.candidate_libraries`), for a
+    loader whose tasks need some (BigCodeBench's installed tier)."""
     key = dataset.lower().replace("-", "_")
     table = loader_targets("problems")
     if key in table and key not in DATASETS:
@@ -75,9 +78,13 @@ def load_benchmark(
     if key in DATASETS:
         loader: Callable[..., LoadResult] = DATASETS.load(key)
         where = None if data is None else str(data)
-        if (task_ids or limit) and "limit" in inspect.signature(loader).parameters:
-            return loader(where, task_ids=tuple(task_ids), limit=limit)
-        return loader(where)
+        parameters = inspect.signature(loader).parameters
+        options: dict[str, object] = {}
+        if (task_ids or limit) and "limit" in parameters:
+            options.update(task_ids=tuple(task_ids), limit=limit)
+        if candidate_libraries and "candidate_libraries" in parameters:
+            options["candidate_libraries"] = tuple(candidate_libraries)
+        return loader(where, **options)
     if (
         Path(dataset).suffix in {".jsonl", ".gz", ".json"}
         or os.sep in dataset

@@ -42,6 +42,7 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import iter_jsonl, require_fields, require_strings
+from benchmarks.execution import resolve_libraries
 from benchmarks.loaders.result import LoadIssue, LoadResult
 from benchmarks.problem import Problem
 from benchmarks.upstream import fetched_path, sha256_of
@@ -196,31 +197,51 @@ def load_bigcodebench_all(data: str | os.PathLike[str] | None = None) -> LoadRes
     return LoadResult(problems)
 
 
+def third_party(problem: Problem) -> set[str]:
+    """The modules `problem` needs beyond the standard library."""
+    return {m for m in problem.metadata["modules"] if m not in sys.stdlib_module_names}
+
+
 def load_bigcodebench(
-    data: str | os.PathLike[str] | None = None, *, reference_check: bool = True
+    data: str | os.PathLike[str] | None = None,
+    *,
+    reference_check: bool = True,
+    candidate_libraries: Iterable[str] = (),
 ) -> LoadResult:
-    """BigCodeBench's standard-library tier (the tasks the sandbox can judge), without the
-    tasks whose reference solution fails there (`REFERENCE_FILE`, for the pinned file; with
-    `reference_check=False`, with them). What is left out is reported: one issue per tier
-    with its count and libraries, one for the failing references."""
+    """BigCodeBench's standard-library tier (the tasks the sandbox can judge) and, with
+    `candidate_libraries` (the run's `execution.candidate_libraries`), the installed-tier tasks
+    whose every third-party module is among them; without the tasks whose reference solution
+    fails there (`REFERENCE_FILE`, for the pinned file; with `reference_check=False`, with
+    them). What is left out is reported: one issue per tier with its count and libraries, one
+    for the failing references."""
     path = source_path(data)
+    allowed = set(candidate_libraries)
     everything = load_bigcodebench_all(path)
-    kept = [p for p in everything.problems if p.metadata["tier"] == "stdlib"]
+
+    def judged(problem: Problem) -> bool:
+        tier = problem.metadata["tier"]
+        return tier == "stdlib" or (tier == "installed" and third_party(problem) <= allowed)
+
+    kept = [p for p in everything.problems if judged(p)]
     issues = []
     for tier in TIERS[1:]:
-        left = [p for p in everything.problems if p.metadata["tier"] == tier]
+        left = [p for p in everything.problems if p.metadata["tier"] == tier and not judged(p)]
         if not left:
             continue
-        libraries = Counter(
-            m for p in left for m in p.metadata["modules"] if m not in sys.stdlib_module_names
-        )
+        libraries = Counter(m for p in left for m in third_party(p))
         common = ", ".join(name for name, _ in libraries.most_common(5))
-        why = (
-            "their libraries are installed here, but the sandbox lets a candidate import only "
-            "the standard library"
-            if tier == "installed"
-            else "some of their libraries are not installed here"
-        )
+        if tier == "unavailable":
+            why = "some of their libraries are not installed here"
+        elif allowed:
+            why = (
+                "their libraries are installed here, but not all of them are among the run's "
+                f"candidate_libraries ({', '.join(sorted(allowed))})"
+            )
+        else:
+            why = (
+                "their libraries are installed here, but the sandbox lets a candidate import only "
+                "the standard library (execution.candidate_libraries names the ones it may)"
+            )
         issues.append(
             LoadIssue(
                 f"{len(left)} tasks of tier {tier}",
@@ -230,8 +251,8 @@ def load_bigcodebench(
         )
     failures: dict[str, str] = {}
     if reference_check:
-        kept, issue, failures = _without_failing_references(path, kept)
-        issues.append(issue)
+        kept, found, failures = _without_failing_references(path, kept, tuple(sorted(allowed)))
+        issues.extend(found)
     return LoadResult(kept, issues, reference_failures=failures)
 
 
@@ -242,26 +263,56 @@ under separated judging, each with the reason."""
 
 
 def _without_failing_references(
-    path: Path, problems: list[Problem]
-) -> tuple[list[Problem], LoadIssue, dict[str, str]]:
-    """The problems whose reference passed, the issue that says what was left out, and each
-    left-out task's reason (which the run records)."""
+    path: Path, problems: list[Problem], allowed: tuple[str, ...] = ()
+) -> tuple[list[Problem], list[LoadIssue], dict[str, str]]:
+    """The problems whose reference passed, the issues that say what was left out or kept
+    unchecked, and each left-out task's reason (which the run records). The installed tier's
+    references count as checked only under the library versions they were checked with (the
+    file's `installed.versions`)."""
     checked = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     if checked["source_sha256"] != sha256_of(path):
         return (
             problems,
-            LoadIssue(
-                f"{len(problems)} tasks",
-                "kept with their references unchecked: the reference check was run on the pinned "
-                "file, not this one (python scripts/bigcodebench_reference.py FILE checks it)",
-            ),
+            [
+                LoadIssue(
+                    f"{len(problems)} tasks",
+                    "kept with their references unchecked: the reference check was run on the "
+                    "pinned file, not this one (python scripts/bigcodebench_reference.py FILE "
+                    "checks it)",
+                )
+            ],
             {},
         )
-    failing = checked["failures"]
-    kept = [p for p in problems if p.task_id not in failing]
-    reasons = {p.task_id: str(failing[p.task_id]) for p in problems if p.task_id in failing}
-    return (
-        kept,
+    failing = dict(checked["failures"])
+    verified = {p.task_id for p in problems if p.metadata["tier"] == "stdlib"}
+    issues = []
+    installed = [p for p in problems if p.metadata["tier"] == "installed"]
+    if installed:
+        section = checked.get("installed") or {}
+        here = _versions_here(section.get("candidate_libraries") or allowed)
+        covered = set(section.get("checked") or ()) if section.get("versions") == here else set()
+        failing.update(section.get("failures") or {} if covered else {})
+        verified |= {p.task_id for p in installed if p.task_id in covered}
+        unchecked = [p for p in installed if p.task_id not in covered]
+        if unchecked:
+            then = ", ".join(f"{k} {v}" for k, v in (section.get("versions") or {}).items())
+            now = ", ".join(f"{k} {v}" for k, v in here.items())
+            issues.append(
+                LoadIssue(
+                    f"{len(unchecked)} tasks of tier installed",
+                    "kept with their references unchecked: "
+                    + (
+                        f"the shipped check ran under {then}, this environment has {now}"
+                        if section.get("versions") and section.get("versions") != here
+                        else "the shipped check did not judge them"
+                    )
+                    + " (python scripts/bigcodebench_reference.py --installed checks them)",
+                )
+            )
+    kept = [p for p in problems if not (p.task_id in verified and p.task_id in failing)]
+    reasons = {p.task_id: str(failing[p.task_id]) for p in problems if p not in kept}
+    issues.insert(
+        0,
         LoadIssue(
             f"{len(problems) - len(kept)} tasks whose reference solution fails in the sandbox",
             "left out: their tests need what separated judging withholds (a directory shared with "
@@ -269,5 +320,14 @@ def _without_failing_references(
             f"each task's reason is in benchmarks/loaders/data/{REFERENCE_FILE.name}",
             dropped=True,
         ),
-        reasons,
     )
+    return kept, issues, reasons
+
+
+def _versions_here(libraries: Iterable[str]) -> dict[str, str]:
+    """The versions of `libraries` and what they require, as this environment has them (the
+    sandbox's own resolution), or {} where one is not installed."""
+    try:
+        return resolve_libraries(tuple(libraries)).versions
+    except UserError:
+        return {}

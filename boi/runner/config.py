@@ -289,15 +289,17 @@ def load_run_config(path: str | None, overrides: Mapping[str, Any]) -> RunConfig
 
 def with_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], where: str) -> RunConfig:
     """A RunConfig from a config mapping with overrides (None values ignored) on top:
-    top-level keys replace the mapping's, and `perturb`'s keys (the perturbation flags) replace
-    only those keys of its `perturb`. Either may be in the older flat shape (`transforms`,
-    `perturb_seed`, ...: `RunConfig.upgrade_mapping`)."""
+    top-level keys replace the mapping's, and `perturb`'s and `execution`'s keys (the
+    perturbation flags, `--candidate-libraries`) replace only those keys of the block. Either
+    may be in the older flat shape (`transforms`, `perturb_seed`, ...:
+    `RunConfig.upgrade_mapping`)."""
     base = RunConfig.upgrade_mapping(data, where)
     given = RunConfig.upgrade_mapping(
         {k: v for k, v in overrides.items() if v is not None}, "overrides"
     )
-    if isinstance(base.get("perturb"), Mapping) and isinstance(given.get("perturb"), Mapping):
-        given["perturb"] = {**base["perturb"], **given["perturb"]}
+    for key in ("perturb", "execution"):  # a flag replaces its key of the block, no more
+        if isinstance(base.get(key), Mapping) and isinstance(given.get(key), Mapping):
+            given[key] = {**base[key], **given[key]}
     return from_mapping(RunConfig, {**base, **given}, where)
 
 

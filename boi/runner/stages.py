@@ -115,7 +115,13 @@ def load_datasets(config: RunConfig) -> list[LoadResult]:
     # The selection goes to the loader: one that computes per problem (HumanEval+'s expected
     # outputs) builds only what the run selects, instead of minutes for the whole dataset.
     loaded = [
-        load_benchmark(spec.name, spec.data, task_ids=spec.task_ids, limit=spec.limit)
+        load_benchmark(
+            spec.name,
+            spec.data,
+            task_ids=spec.task_ids,
+            limit=spec.limit,
+            candidate_libraries=config.execution.candidate_libraries,
+        )
         for spec in config.datasets
     ]
     for spec, result in zip(config.datasets, loaded, strict=True):
