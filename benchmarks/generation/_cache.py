@@ -10,7 +10,6 @@ outputs are stored; post-processing runs on read, identically for every prompt.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from tqdm import tqdm
 
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import KeyedLog
+from benchmarks.common.provenance import config_hash
 from benchmarks.generation._backend import Backend, Request
 from benchmarks.generation._decoding import DecodingConfig, prompt_sha256
 from benchmarks.generation.replies import ReplyReading, read_completion_reply
@@ -31,8 +31,7 @@ CACHE_FORMAT = 1
 
 
 def decoding_key(decoding: DecodingConfig) -> str:
-    text = json.dumps(decoding.cache_fields(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return config_hash(decoding.cache_fields())
 
 
 def sample_key(identity: str, prompt_hash: str, decoding_hash: str, index: int) -> str:
