@@ -10,11 +10,13 @@ import pytest
 
 import benchmarks.loaders.bigcodebench as bcb
 from benchmarks.common.config import to_dict
-from benchmarks.execution import ExecutionConfig, resolve_libraries
+from benchmarks.common.provenance import run_record
+from benchmarks.execution import ExecutionConfig, execute_samples, resolve_libraries
 from benchmarks.loaders import load_benchmark
 from benchmarks.upstream import sha256_of
 from boi.runner import load_run_config
 from boi.runner.config import run_hash, with_overrides
+from tests.sandbox_helpers import ADD, GOOD
 from tests.test_bigcodebench import record, write
 
 pytest.importorskip("numpy")
@@ -110,3 +112,17 @@ def test_the_setting_reaches_the_run_config_and_leaves_old_identities_alone(tmp_
     # A config without the option hashes as it did before the option existed.
     assert "candidate_libraries" not in json.dumps(to_dict(plain))
     assert load_run_config(None, base).execution == plain.execution
+
+
+def test_a_run_records_the_versions_of_its_candidate_libraries(tmp_path):
+    recorded = run_record({"execution": {"candidate_libraries": ["pandas"]}})["versions"]
+    assert recorded["pandas"] == resolve_libraries(("pandas",)).versions["pandas"]
+    assert "pandas" not in run_record({"execution": {}})["versions"]
+    config = ExecutionConfig(workers=1, candidate_libraries=("pandas",))
+    done = execute_samples(
+        [ADD], [{"task_id": ADD.task_id, "completion": GOOD}], config, tmp_path / "out.jsonl"
+    )
+    assert done.results[0]["passed"]
+    # Every distribution a candidate could import, with its version.
+    assert done.summary["candidate_libraries"] == resolve_libraries(("pandas",)).versions
+    assert {"numpy", "pandas"} <= set(done.summary["candidate_libraries"])

@@ -56,6 +56,18 @@ def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | No
     return versions
 
 
+def candidate_distributions(config: Any) -> list[str]:
+    """The distributions of the libraries a run's candidates may import (its config's
+    `execution.candidate_libraries`, import names): their versions decide its verdicts as the
+    harness's own do, so the run records them with the others."""
+    execution = config.get("execution") if isinstance(config, Mapping) else None
+    names = execution.get("candidate_libraries") if isinstance(execution, Mapping) else None
+    if not names:
+        return []
+    providers = importlib.metadata.packages_distributions()
+    return [dist for name in names for dist in providers.get(str(name), [])]
+
+
 def boi_version() -> str:
     """The installed boi's version ("unknown" when run from a tree that was never installed)."""
     return package_versions(("boi",)).get("boi") or "unknown"
@@ -171,7 +183,9 @@ def run_record(
             for name, path in (inputs or {}).items()
             if Path(path).is_file()
         },
-        "versions": package_versions(),
+        "versions": package_versions(
+            tuple(dict.fromkeys([*PACKAGES, *candidate_distributions(config)]))
+        ),
         # torch's threads in this process: the count can move a model's logits in their last
         # digits, so a run says what it ran with (BOI_THREADS reproduces it).
         "threads": default_threads(),

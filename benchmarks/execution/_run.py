@@ -20,6 +20,7 @@ from benchmarks.common.atomic import write_text_atomic
 from benchmarks.common.errors import UserError
 from benchmarks.common.jsonl import JsonlAppender, JsonlLine, report_bad_lines, scan_jsonl
 from benchmarks.execution._config import REFERENCE_WORKLOAD_SECONDS, ExecutionConfig
+from benchmarks.execution._libraries import resolve_libraries
 from benchmarks.execution._pool import WorkerPool, build_job, calibrate_speed, problem_toolchain
 from benchmarks.execution._status import Status, result_status
 from benchmarks.generation.replies import read_completion_reply
@@ -543,6 +544,10 @@ def execute_samples(
                 timing.close()
             isolation = pool.isolation
     summary = summarize(results, by_id, defects, config, limits, isolation.to_json())
+    if config.candidate_libraries:
+        # What a candidate could import, each revealed distribution with its version: the
+        # verdicts of a run that allows libraries depend on them.
+        summary["candidate_libraries"] = resolve_libraries(config.candidate_libraries).versions
     summary["wall_seconds"] = round(time.time() - started, 2)
     write_text_atomic(summary_path, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     return ExecutionSummary(results=results, summary=summary)
