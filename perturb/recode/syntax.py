@@ -203,19 +203,13 @@ def parse_partial(problem: Problem) -> PartialCode | NotApplicable:
     )
 
 
-def _walk(node: cst.CSTNode, *, nested: bool = False) -> list[tuple[int, cst.CSTNode]]:
-    """(depth, node) for every node under `node`, breadth first; nested functions, classes and
-    lambdas are entered only with `nested`."""
+def _walk(node: cst.CSTNode) -> list[tuple[int, cst.CSTNode]]:
+    """(depth, node) for every node under `node`, nested functions, classes and lambdas
+    included, breadth first."""
     out, queue = [], deque([(0, node)])
     while queue:
         depth, current = queue.popleft()
         out.append((depth, current))
-        if (
-            current is not node
-            and not nested
-            and isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda)
-        ):
-            continue
         queue.extend((depth + 1, child) for child in current.children)
     return out
 
@@ -307,7 +301,7 @@ def _source(node: cst.CSTNode) -> str:
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
-    return {n.value for _, n in _walk(node, nested=True) if isinstance(n, cst.Name)}
+    return {n.value for _, n in _walk(node) if isinstance(n, cst.Name)}
 
 
 def _used_names(code: PartialCode) -> set[str]:
@@ -371,7 +365,7 @@ def _loop_continues(loop: cst.For) -> bool:
 def _changed_names(body: cst.CSTNode) -> set[str]:
     """Names the body may change: assigned, deleted, or a method called on them, or stored into."""
     changed = set()
-    for _, node in _walk(body, nested=True):
+    for _, node in _walk(body):
         targets: list[cst.CSTNode] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -380,7 +374,7 @@ def _changed_names(body: cst.CSTNode) -> set[str]:
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             targets = [node.func.value]  # lst.append(x), d.pop(k): may change lst, d
         for target in targets:
-            for _, inner in _walk(target, nested=True):
+            for _, inner in _walk(target):
                 if isinstance(inner, cst.Name):
                     changed.add(inner.value)
     return changed
@@ -388,7 +382,7 @@ def _changed_names(body: cst.CSTNode) -> set[str]:
 
 def _pure_bound(node: cst.BaseExpression) -> bool:
     """Whether a bound may be re-evaluated each iteration: no calls but to pure builtins."""
-    for _, inner in _walk(node, nested=True):
+    for _, inner in _walk(node):
         if isinstance(inner, cst.Call) and not (
             isinstance(inner.func, cst.Name) and inner.func.value in SAFE_BOUND_CALLS
         ):
@@ -580,7 +574,7 @@ def _copyable(node: cst.BaseStatement) -> bool:
         cst.Break, cst.Continue, cst.Yield, cst.Await, cst.Global, cst.Nonlocal,
         cst.FunctionDef, cst.ClassDef, cst.Pass,
     )  # fmt: skip
-    return not any(isinstance(n, banned) for _, n in _walk(node, nested=True))
+    return not any(isinstance(n, banned) for _, n in _walk(node))
 
 
 def _dead_block(
