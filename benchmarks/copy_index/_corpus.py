@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import itertools
 import os
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -125,12 +126,16 @@ def _pick(fields: Iterable[str], wanted: str, candidates: Sequence[str], where: 
     )
 
 
-def _name_of(row: dict[str, Any], where: str) -> str:
+def _row_document(row: dict[str, Any], text: Any, where: str) -> RawDocument:
+    """A row's document: its `text`, named by `where` and the row's own name field (a row
+    without a text string is malformed)."""
+    if not isinstance(text, str):
+        return RawDocument(where, skip="malformed")
     for name in NAME_FIELDS:
         value = row.get(name)
         if isinstance(value, str | int) and str(value):
-            return f"{where} ({value})"
-    return where
+            return RawDocument(f"{where} ({value})", text=text)
+    return RawDocument(where, text=text)
 
 
 def _jsonl_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocument]:
@@ -149,11 +154,7 @@ def _jsonl_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocume
             continue
         if not text_field:
             text_field = _pick(row, config.text_field, TEXT_FIELDS, source.location)
-        text = row.get(text_field)
-        if not isinstance(text, str):
-            yield RawDocument(where, skip="malformed")
-            continue
-        yield RawDocument(_name_of(row, where), text=text)
+        yield _row_document(row, row.get(text_field), where)
 
 
 def _parquet_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocument]:
@@ -180,10 +181,7 @@ def _parquet_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocu
                 except UnicodeDecodeError:
                     yield RawDocument(where, skip="undecodable")
                     continue
-            if not isinstance(text, str):
-                yield RawDocument(where, skip="malformed")
-                continue
-            yield RawDocument(_name_of(row, where), text=text)
+            yield _row_document(row, text, where)
 
 
 def _dataset_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocument]:
@@ -200,20 +198,9 @@ def _dataset_rows(source: CorpusSource, config: IndexConfig) -> Iterator[RawDocu
     if first is None:
         return
     text_field = _pick(first, config.text_field, TEXT_FIELDS, f"dataset {source.location}")
-    number = 0
-    for row in _chain_one(first, rows):
-        number += 1
+    for number, row in enumerate(itertools.chain([first], rows), start=1):
         where = f"{source.location}:{config.split}:{number}"
-        text = row.get(text_field)
-        if not isinstance(text, str):
-            yield RawDocument(where, skip="malformed")
-            continue
-        yield RawDocument(_name_of(row, where), text=text)
-
-
-def _chain_one(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rest
+        yield _row_document(row, row.get(text_field), where)
 
 
 @dataclass
