@@ -133,6 +133,23 @@ def test_the_memoriser_runs_in_the_sandbox_and_the_data_bugs_are_listed():
     assert summary["data_bugs"] == 2
 
 
+def test_a_slow_canonical_solution_is_checked_whatever_the_timeout():
+    """The audit's programs run under the config's max_timeout, not its per-sample timeout: a
+    canonical solution slower than that timeout (MBPP/123's takes seconds, as long as the
+    calibrated 3 s on a quiet machine) is still checked, so the audit does not depend on the
+    machine's load. Here the solution sleeps 0.2 s a call, 0.6 s for its three examples, against
+    a 0.1 s timeout."""
+    slow = ADD.replace(
+        task_id="Toy/slow-add", canonical_solution="    import time\n    time.sleep(0.2)\n"
+        "    return a + b\n",
+    )  # fmt: skip
+    tight = ExecutionConfig(workers=1, calibrate=False, timeout=0.1, max_timeout=60.0)
+    (audit,), _ = audit_problems([slow], tight)
+    assert audit.canonical_status == "completed" and audit.canonical_checked == 3
+    assert [d["example"] for d in audit.disagreements] == ["f(10, 10) ==> 21"]
+    assert audit.memoriser_status == "completed" and audit.memoriser_passed == 2
+
+
 def test_the_memoriser_only_passes_what_it_was_shown():
     # Examples and tests meet, but the memoriser is judged by the tests: a truthy test passes
     # the shown True, and an input shown with two outputs gives the first.

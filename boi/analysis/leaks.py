@@ -448,7 +448,15 @@ def run_programs(
     show_progress: bool = False,
 ) -> None:
     """Run every memoriser on its problem's hidden inputs and every canonical solution on its
-    examples' inputs, in the sandbox, and judge the outcomes here (fills `audits` in)."""
+    examples' inputs, in the sandbox, and judge the outcomes here (fills `audits` in).
+
+    Each job may take `execution.max_timeout`, not the calibrated per-sample timeout: these
+    programs are a lookup table and the dataset's own solution, whose time says nothing about
+    the audit, and a limit near their running time makes the audit depend on the machine's
+    load. MBPP/123's solution needs about 3.6 s for its examples: under the calibrated 3 s it
+    timed out on a quiet 2-core machine (4.2 s) and completed on a loaded one (the calibration
+    scales up), so leaks.jsonl changed from run to run, and a timed-out canonical solution
+    lists none of its data bugs. The limit is left only to stop a hang."""
     jobs: list[TableJob] = []
     owner: dict[str, tuple[str, int]] = {}
     for index, (problem, audit) in enumerate(zip(problems, audits, strict=True)):
@@ -473,7 +481,7 @@ def run_programs(
         if show_progress and jobs
         else None
     )
-    for result in call_tables(jobs, execution, progress=progress):
+    for result in call_tables(jobs, execution, timeout=execution.max_timeout, progress=progress):
         kind, index = owner[result.key]
         audit = audits[index]
         completed = result.status == "completed"
