@@ -4,6 +4,7 @@ searching makes of a query the same way."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import zlib
@@ -40,17 +41,12 @@ class Prepared:
     signatures: bytes
 
 
+@functools.cache
 def minhash_template(num_perm: int) -> Any:
     from datasketch import MinHash  # heavy (scipy); imported where MinHashes are made
 
-    cached = _TEMPLATES.get(num_perm)
-    if cached is None:
-        # hashfunc=int: the inputs are already 32-bit shingle hashes (shingle_hashes).
-        cached = _TEMPLATES[num_perm] = MinHash(num_perm=num_perm, seed=MINHASH_SEED, hashfunc=int)
-    return cached
-
-
-_TEMPLATES: dict[int, Any] = {}
+    # hashfunc=int: the inputs are already 32-bit shingle hashes (shingle_hashes).
+    return MinHash(num_perm=num_perm, seed=MINHASH_SEED, hashfunc=int)
 
 
 def minhash(hashes: Sequence[int], num_perm: int) -> Any:
