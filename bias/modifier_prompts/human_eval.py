@@ -61,7 +61,7 @@ import io
 import json
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -592,11 +592,12 @@ def agreement(
     order = list(items)
     truth = [majority[i] for i in order]
     predicted = [int(machine[i]) for i in order]
+    pairs_of = Counter(zip(truth, predicted, strict=True))  # (majority, classifier): 0 or 1
     confusion = {
-        "tp": sum(1 for t, p in zip(truth, predicted, strict=True) if t and p),
-        "fp": sum(1 for t, p in zip(truth, predicted, strict=True) if not t and p),
-        "fn": sum(1 for t, p in zip(truth, predicted, strict=True) if t and not p),
-        "tn": sum(1 for t, p in zip(truth, predicted, strict=True) if not t and not p),
+        "tp": pairs_of[1, 1],
+        "fp": pairs_of[0, 1],
+        "fn": pairs_of[1, 0],
+        "tn": pairs_of[0, 0],
     }
 
     # Figure 4: one point per (model, modifier column).
@@ -645,9 +646,7 @@ def agreement(
         "cohen_kappa_mean": sum(defined) / len(defined) if defined else None,
         "classifier_vs_majority": {
             "items": len(order),
-            "accuracy": sum(1 for t, p in zip(truth, predicted, strict=True) if t == p) / len(order)
-            if order
-            else None,
+            "accuracy": (confusion["tp"] + confusion["tn"]) / len(order) if order else None,
             "kappa": cohen_kappa(truth, predicted),
             "confusion": confusion,
         },
