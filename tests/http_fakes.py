@@ -22,19 +22,35 @@ class InFlight:
     def __init__(self) -> None:
         self.now = 0
         self.most = 0
-        self._lock = threading.Lock()
+        self.waited_in_vain = False
+        self._changed = threading.Condition()
 
     @contextmanager
     def counted(self) -> Iterator[None]:
         """Count one request in for the body of the `with` (its work, not its answer)."""
-        with self._lock:
+        with self._changed:
             self.now += 1
             self.most = max(self.most, self.now)
+            self._changed.notify_all()
         try:
             yield
         finally:
-            with self._lock:
+            with self._changed:
                 self.now -= 1
+
+    def overlap(self, count: int, timeout_s: float = 30.0) -> None:
+        """Inside `counted`: hold this request until `count` requests have been in flight at
+        once, so a test of concurrency does not depend on the scheduler starting the client's
+        threads within a server's delay. A client that never sends `count` together leaves
+        `most` below it after one `timeout_s` (`waited_in_vain`: later requests go on at once),
+        which the test's assertion on `most` then reports."""
+        with self._changed:
+            arrived = self._changed.wait_for(
+                lambda: self.most >= count or self.waited_in_vain, timeout_s
+            )
+            if not arrived:
+                self.waited_in_vain = True
+                self._changed.notify_all()
 
 
 class JsonHandler(BaseHTTPRequestHandler):

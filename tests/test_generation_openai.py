@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from http.server import ThreadingHTTPServer
 
 import pytest
@@ -28,7 +27,9 @@ class _Server(ThreadingHTTPServer):
         self.requests: list[dict] = []
         self.in_flight = InFlight()
         self.lock = threading.Lock()
-        self.delay_s = 0.0
+        self.overlap = 0  # hold each request until this many are in flight at once
+        # A "slow" failure is answered only once the test ends: later than any client timeout.
+        self.released = threading.Event()
 
 
 class _Handler(JsonHandler):
@@ -42,13 +43,13 @@ class _Handler(JsonHandler):
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
         with server.in_flight.counted():
-            time.sleep(server.delay_s)
+            server.in_flight.overlap(server.overlap)
             with server.lock:
                 failing = server.mode == "500" or server.failures_left > 0
                 if server.failures_left > 0:
                     server.failures_left -= 1
             if failing and server.mode == "slow":
-                time.sleep(1.0)
+                server.released.wait()
         if server.mode == "refuse":
             self.send_json(400, {"error": {"message": "This model's maximum context length is 8"}})
         elif server.mode == "html":
@@ -80,9 +81,10 @@ class _Handler(JsonHandler):
 @pytest.fixture
 def server():
     httpd = _Server()
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield httpd
+    httpd.released.set()
     httpd.shutdown()
     httpd.server_close()
 
@@ -183,8 +185,11 @@ def test_refusal_is_not_retried(server, monkeypatch):
 
 @pytest.mark.parametrize("mode", ["drop", "slow"])
 def test_dropped_connections_and_timeouts_are_retried(server, monkeypatch, mode):
+    """A slow failure is never answered while the client waits, so it times out whatever the
+    timeout; the retry is answered at once, and the timeout is long enough for that answer on
+    a loaded machine (0.3 s could run out there, leaving no retry)."""
     server.mode, server.failures_left = mode, 1
-    backend = _backend(server, monkeypatch, retries=1, timeout_s=0.3)
+    backend = _backend(server, monkeypatch, retries=1, timeout_s=2.0)
     assert len(backend.complete(PROMPT, DecodingConfig(temperature=0.8), [0])) == 1
     assert len(server.requests) == 2
 
@@ -198,22 +203,26 @@ def test_an_answer_that_is_not_json_is_a_clear_error(server, monkeypatch):
 
 
 def test_unreachable_server():
+    # The port stays bound, not listening, until the end: refused, and no other process can
+    # take it in between.
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    backend = load_backend(
-        BackendSpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1")
-    )
-    with pytest.raises(UserError, match="unreachable"):
-        backend.complete(PROMPT, DecodingConfig(), [0])
+        backend = load_backend(
+            BackendSpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1")
+        )
+        with pytest.raises(UserError, match="unreachable"):
+            backend.complete(PROMPT, DecodingConfig(), [0])
 
 
 def test_concurrency_is_limited(server, monkeypatch, tmp_path):
-    server.delay_s = 0.1
+    # The first requests wait for each other: three in flight at once however the scheduler
+    # starts the client's threads (a delay let a slow start give one or two).
+    server.overlap = 3
     backend = _backend(server, monkeypatch, max_concurrency=3)
     prompts = {f"p{i}": PROMPT + f"# {i}\n" for i in range(12)}
     outcome = generate_samples(
         backend, prompts, DecodingConfig(n=1), tmp_path / "c.jsonl", progress=False
     )
     assert outcome.generated == 12
-    assert 1 < server.in_flight.most <= 3
+    assert server.in_flight.most == 3
