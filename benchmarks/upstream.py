@@ -53,6 +53,11 @@ class UpstreamFile:
     sha256: str
 
 
+def _pinned(*files: tuple[str, str]) -> tuple[UpstreamFile, ...]:
+    """Files given as (path in the repository, sha256), each landing under its own name."""
+    return tuple(UpstreamFile(path, path.rpartition("/")[2], sha) for path, sha in files)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """One dataset boi reads: its names and loaders, where it comes from and where it lands.
@@ -116,12 +121,8 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="google-research/google-research",
         commit="30adf0ec5f35f9609c2f1d896005e184195d9146",
         licence="CC BY 4.0",
-        files=(
-            UpstreamFile(
-                "mbpp/mbpp.jsonl",
-                "mbpp.jsonl",
-                "ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f",
-            ),
+        files=_pinned(
+            ("mbpp/mbpp.jsonl", "ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f"),
         ),
         reads="boi run --dataset mbpp --data data/mbpp/mbpp.jsonl",
     ),
@@ -132,9 +133,8 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="GasStationManager/FormalizeWithTest",
         commit="de3f5e4374445c7518434c7a363a8858455a1199",
         licence="CC BY 4.0 (the records are CodeContests data)",
-        files=(
-            UpstreamFile(
-                "code_contests_sample_train_short.jsonl",
+        files=_pinned(
+            (
                 "code_contests_sample_train_short.jsonl",
                 "6483919e7c6d9b4436f2bec73ac9e5a9deb98418967b7cb36fb5e6b204c3ca8a",
             ),
@@ -149,10 +149,9 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="bigcode-project/bigcodebench-annotation",
         commit="a3b89850db670d7302571142b881e4f85eef18e3",
         licence="Apache-2.0",
-        files=(
-            UpstreamFile(
+        files=_pinned(
+            (
                 "hf_data/BigCodeBench.jsonl.gz",
-                "BigCodeBench.jsonl.gz",
                 "58142744edaf6036387f8761701f1b353432b0ed33f2edec1de8a59e7431ef7a",
             ),
         ),
@@ -249,10 +248,9 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="janeeyre912/fairness_testing_code_generation",
         commit="bde758bac91b20c48224138a02e607f62da60681",
         licence="none stated: local research use only",
-        files=(
-            UpstreamFile(
+        files=_pinned(
+            (
                 "dataset/tasks.json",
-                "tasks.json",
                 "5b059c7a4da31043b847aed54e4c200b088dba4f08c74fa0e8cfd855964657f5",
             ),
         ),
@@ -266,10 +264,9 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="huangd1999/CBS",
         commit="9e6f58d587f412608972364cc88651d64ae273cf",
         licence="Apache-2.0",
-        files=(
-            UpstreamFile(
+        files=_pinned(
+            (
                 "dataset/dataset.json",
-                "dataset.json",
                 "45d535ee7b40ceed03fd6a6a106f50acb05dae2f28840dc7f8f342fcedeb72e2",
             ),
         ),
@@ -283,20 +280,17 @@ ALL_DATASETS: tuple[Dataset, ...] = (
         repo="theNamek/Code-Bias",
         commit="3f3dafebc49934096e567c5ad7a7e090eb47bd1b",
         licence="none stated: local research use only",
-        files=(
-            UpstreamFile(
+        files=_pinned(
+            (
                 f"{_CODE_BIAS}/train.jsonl",
-                "train.jsonl",
                 "aa0ba777faf9c3983e2c4f5ba4b6d83eb77f852c22e96777d644f7e46f66d4ab",
             ),
-            UpstreamFile(
+            (
                 f"{_CODE_BIAS}/val.jsonl",
-                "val.jsonl",
                 "33eeb5c1d5b611397696f24ff5ee8a810364022e976a8621d5fa2b5d35ed2654",
             ),
-            UpstreamFile(
+            (
                 f"{_CODE_BIAS}/test.jsonl",
-                "test.jsonl",
                 "ade87177ce890c03921f8cf9021881bd80f881afed6f41e77a372e8dff4ee56c",
             ),
         ),
