@@ -457,11 +457,12 @@ class _Doc:
         return set(_words(name.text)) if name is not None else set()
 
 
-def _stop_words(config: KeywordConfig) -> list[str]:
+@functools.cache
+def _stop_words(extra_stop_words: tuple[str, ...]) -> list[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     # sklearn's list holds `none`, which a description uses for Python's None.
-    return sorted((set(ENGLISH_STOP_WORDS) | set(config.extra_stop_words)) - set(TYPE_KEYWORDS))
+    return sorted((set(ENGLISH_STOP_WORDS) | set(extra_stop_words)) - set(TYPE_KEYWORDS))
 
 
 def _block_spans(problem: Problem, kinds: Iterable[str]) -> list[tuple[int, int]]:
@@ -783,7 +784,7 @@ def analyze_keywords(
         )
         inside = " ".join(doc.problem.prompt[lo:hi] for lo, hi in doc.spans)
         tokens = set(_words(outside)) | {w for w in _words(inside) if w not in candidate_words}
-        doc.context_tokens = sorted(tokens - set(_stop_words_cached(config)))
+        doc.context_tokens = sorted(tokens - set(_stop_words(config.extra_stop_words)))
         all_tokens.update(doc.context_tokens)
         entry = doc.problem.entry_point
         if entry:
@@ -830,16 +831,6 @@ def analyze_keywords(
     return out
 
 
-_STOP_CACHE: dict[tuple[str, ...], list[str]] = {}
-
-
-def _stop_words_cached(config: KeywordConfig) -> list[str]:
-    key = config.extra_stop_words
-    if key not in _STOP_CACHE:
-        _STOP_CACHE[key] = _stop_words(config)
-    return _STOP_CACHE[key]
-
-
 def _ngram_analyzer(config: KeywordConfig) -> Any:
     """Unigrams and bigrams of *adjacent* words within a clause, none of them a stop word.
 
@@ -847,7 +838,7 @@ def _ngram_analyzer(config: KeywordConfig) -> Any:
     than given threshold" would yield the bigram "closer threshold", which is not in the text
     and cannot be dropped.
     """
-    stop = set(_stop_words_cached(config))
+    stop = set(_stop_words(config.extra_stop_words))
     lo, hi = config.ngram_range
 
     def analyze(text: str) -> list[str]:
