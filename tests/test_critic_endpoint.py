@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import ThreadingHTTPServer
 
 import pytest
@@ -100,7 +99,7 @@ class _Handler(JsonHandler):
     requests: list = []
     failures_left = 0  # answer this many requests with 503 first
     single_prompt = False  # like llama-cpp-python's server: one prompt per request
-    delay_s = 0.0  # time to answer, so that requests overlap
+    overlap = 0  # hold each request until this many are in flight at once
     in_flight = InFlight()
     lock = threading.Lock()
 
@@ -112,7 +111,7 @@ class _Handler(JsonHandler):
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
         with cls.in_flight.counted():
-            time.sleep(cls.delay_s)
+            cls.in_flight.overlap(cls.overlap)
         self._answer(body)
 
     def _answer(self, body):
@@ -144,7 +143,7 @@ def server():
     _Handler.requests = []
     _Handler.failures_left = 0
     _Handler.single_prompt = False
-    _Handler.delay_s = 0.0
+    _Handler.overlap = 0
     _Handler.in_flight = InFlight()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
@@ -232,15 +231,29 @@ def test_a_batched_server_gets_all_prompts_in_one_request(server):
     assert scorer.describe()["batching_used"] == "list"
 
 
+def _recorded_waits(scorer: EndpointScorer) -> list[float]:
+    """The backoff waits of `scorer`'s clients, recorded instead of slept."""
+    waits: list[float] = []
+    make = scorer.client
+
+    def client():
+        made = make()
+        made.sleep = waits.append
+        return made
+
+    scorer.client = client
+    return waits
+
+
 def test_a_single_prompt_server_falls_back_and_scores_identically(server):
     """llama-cpp-python's server answers a list of prompts with HTTP 500 (not retried here): the
     first prompt goes alone, then every prompt, and later calls remember the mode."""
     batched = EndpointScorer(EndpointScorerConfig(url=server, model="m")).score(PROMPTS)
     _Handler.requests, _Handler.single_prompt = [], True
     scorer = EndpointScorer(EndpointScorerConfig(url=server, model="m", backoff_s=30.0))
-    started = time.monotonic()
+    waits = _recorded_waits(scorer)
     assert scorer.score(PROMPTS) == batched
-    assert time.monotonic() - started < 10  # the 500 was not retried with the 30 s backoff
+    assert waits == []  # the 500 was not retried (after a 30 s backoff)
     sent = [r["body"]["prompt"] for r in _Handler.requests]
     assert sent[0] == list(dict.fromkeys(PROMPTS)) and sent[1] == PROMPTS[0]
     assert sorted(sent[1:]) == sorted(dict.fromkeys(PROMPTS))  # each distinct prompt once
@@ -251,7 +264,7 @@ def test_a_single_prompt_server_falls_back_and_scores_identically(server):
 
 
 def test_one_prompt_per_request_runs_concurrently_up_to_the_limit(server):
-    _Handler.delay_s = 0.2
+    _Handler.overlap = 3  # the first three wait for each other, however the threads start
     prompts = [f"def f{i}(): pass" for i in range(9)]
     config = EndpointScorerConfig(url=server, model="m", batching="single", concurrency=3)
     scorer = EndpointScorer(config)
