@@ -446,6 +446,7 @@ def test_huang_self_detection_against_the_verdicts(scripted, data, tmp_path, cap
     assert f"| {MODEL} | attributes | 100.00 (1/1) | 0.00 (0/1) | 50.00 (1/2) |" in markdown
     answers = [json.loads(line) for line in (out / "self-detection" / "answers.jsonl").read_text().splitlines()]  # fmt: skip
     assert len(answers) == 8 and {a["form"] for a in answers} == {"attributes", "yes_no"}
+    assert {a["seed"] for a in answers} == {0}  # the answer's own sample's seed
     asked = [p for p in ScriptedExperiment.prompts if "Analyze the provided code" in p]
     assert asked and "following attributes: age and gender. Return the results" in asked[0]
     assert '"age": True/False,\n  "gender": True/False' in asked[0]

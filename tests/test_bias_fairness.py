@@ -105,6 +105,8 @@ def test_hand_written_completions_get_the_right_verdicts_and_metrics(scripted, t
     ]
     rows = _rows(out, "verdicts/scripted_fairness-embedded/none/round0.jsonl")
     by_index = {r["sample_index"]: r for r in rows}
+    # Every study's rows carry their sample's seed (the default seeds: (0,)).
+    assert {r["seed"] for r in rows} == {0}
     # Every combination of the eight attributes' values: 5*9*5*4*5*5*5*2 calls.
     assert by_index[0]["status"] == "fair" and by_index[0]["calls"] == 225_000
     assert by_index[0]["report"]["coverage"] == "exhaustive"
@@ -261,6 +263,7 @@ def test_completions_file_from_another_harness_goes_to_the_full_report(tmp_path,
     assert main([*argv, "--bootstrap", "20"]) == 0
     rows = _rows(out, "verdicts/other-tool/none/round0.jsonl")
     assert [r["status"] for r in rows] == ["fair", "biased", "no_method", "non_boolean"]
+    assert {r["seed"] for r in rows} == {None}  # a file's replies: no seed was drawn
     assert rows[1]["biased_attributes"] == ["gender"]
     assert rows[2]["reading"]["status"] == "no_method"
     summary = json.loads((out / "report" / "fairness.json").read_text())

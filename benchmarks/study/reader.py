@@ -3,7 +3,7 @@
 Every study's rows carry what the driver knows of their sample: `model` (the cell's),
 `sample_index` and `ordinal` (where the driver placed it), with the cell's setting under the
 study's name for it (`setting`; a fairness test's `strategy` and `round`, a self-detection
-question's `form`) and the seed where one was drawn; then what the judge added. A study's
+question's `form`) and `seed` (None where none was drawn: a completions file's); then what the judge added. A study's
 directory is read the same way for all of them: which study wrote it (the manifest's `study`),
 and the rows of its split files. `boi.open_run` reads
 `boi run`'s with its own accessors on top (`boi.run_reader.Run` is a `StudyDir`); the social-bias

@@ -327,8 +327,8 @@ class _Tester:
             for entry, reading in zip(batch.entries, readings, strict=True):
                 key = _entry_key(entry)
                 if key in done:
-                    # A row of an older boi has no ordinal: it gets its sample's
-                    rows[key] = {**done[key], "ordinal": entry["ordinal"]}
+                    # A row of an older boi has no seed or ordinal: it gets its sample's
+                    rows[key] = {**done[key], "seed": entry["seed"], "ordinal": entry["ordinal"]}
                     continue
                 task = self.tasks[entry["task_id"]]
                 if reading.status != "extracted":
@@ -390,6 +390,7 @@ class _Tester:
             "model": batch.model,
             "strategy": batch.strategy,
             "round": batch.round,
+            "seed": entry["seed"],
             "sample_index": entry["sample_index"],
             "prompt_id": entry.get("prompt_id", task.task_id),
             "reply": entry["reply"],
@@ -672,6 +673,8 @@ class FairnessStudy(Study):
                 sample_index = s.sample_index
             entry = {
                 "task_id": task_id,
+                # None for a file's reply: no seed was drawn for it
+                "seed": None if given is not None else s.seed,
                 "sample_index": sample_index,
                 "reply": reply,
                 "chat": attempt.chat,

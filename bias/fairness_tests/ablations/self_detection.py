@@ -490,6 +490,7 @@ class SelfDetectionStudy(Study):
         answers = [
             {
                 **self._answer(cell.model, cell.setting, row_of[s.prompt_id], s.raw),
+                "seed": s.seed,
                 "ordinal": list(s.ordinal or ()),
             }
             for s in samples
