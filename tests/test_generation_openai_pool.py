@@ -35,6 +35,9 @@ class _Fake(ThreadingHTTPServer):
         self.delay_s = delay_s
         self.prompts: list[str] = []
         self.lock = threading.Lock()
+        self.failed = threading.Event()  # set with its first HTTP 500
+        # Answer nothing until this is set (30 s at most): orders this server after another.
+        self.hold: threading.Event | None = None
 
     @property
     def url(self) -> str:
@@ -55,9 +58,12 @@ class _Handler(JsonHandler):
             server.prompts.append(body["prompt"])
             answered = len(server.prompts)
         time.sleep(server.delay_s)
+        if server.hold is not None:
+            server.hold.wait(30)
         if server.mode == "refuse":
             self.send_json(400, {"error": {"message": "prompt too long"}})
         elif server.mode == "500" and answered > server.ok_first:
+            server.failed.set()
             self.send_json(500, {"error": {"message": "engine dead"}})
         else:
             texts = [completion(body["prompt"], body["seed"] + i) for i in range(body["n"])]
@@ -81,12 +87,21 @@ def servers():
         httpd.server_close()
 
 
-def dead_url() -> str:
-    """A URL on a port where nothing listens."""
-    with socket.socket() as probe:
+@pytest.fixture
+def dead_url():
+    """Makes URLs on ports where nothing listens: each stays bound, not listening, until the
+    test ends, so a connection is refused and no other process can take the port meanwhile."""
+    bound: list[socket.socket] = []
+
+    def make() -> str:
+        probe = socket.socket()
+        bound.append(probe)
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+    yield make
+    for probe in bound:
+        probe.close()
 
 
 def backend(urls, **options):
@@ -180,12 +195,21 @@ def test_a_busy_pool_keeps_a_problems_requests_on_its_server():
 
 
 @pytest.mark.parametrize("failure", ["unreachable", "500"])
-def test_a_dead_server_is_marked_down_and_nothing_is_lost(servers, tmp_path, failure):
+def test_a_dead_server_is_marked_down_and_nothing_is_lost(servers, dead_url, tmp_path, failure):
     good = servers(2, delay_s=0.01)
-    bad = dead_url() if failure == "unreachable" else servers(mode="500", ok_first=2)[0].url
     reference = generate_samples(
         backend(good[0].url), PROMPTS, DECODING, tmp_path / "ref.jsonl", progress=False
     )
+    if failure == "unreachable":
+        bad = dead_url()  # the first requests go to it and fail at once
+    else:
+        dying = servers(mode="500", ok_first=2)[0]
+        bad = dying.url
+        # The good servers answer once it has failed: it gets a third request whatever the
+        # scheduler does (its two good answers free its slots while theirs are full), where
+        # quicker good servers could otherwise take every request left first.
+        for httpd in good:
+            httpd.hold = dying.failed
     loaded = backend([bad, good[0].url, good[1].url], samples_per_request=2, max_concurrency=2)
     outcome = generate_samples(loaded, PROMPTS, DECODING, tmp_path / "c.jsonl", progress=False)
     assert outcome.raw == reference.raw and outcome.generated == 48
@@ -217,7 +241,7 @@ def test_when_every_server_fails_the_finished_samples_are_kept(servers, tmp_path
     assert sum(len(s.prompts) for s in pool) == asked
 
 
-def test_a_pool_of_unreachable_servers_is_one_sentence(tmp_path):
+def test_a_pool_of_unreachable_servers_is_one_sentence(dead_url, tmp_path):
     urls = [dead_url(), dead_url()]
     with pytest.raises(UserError) as err:
         generate_samples(backend(urls), PROMPTS, DECODING, tmp_path / "c.jsonl", progress=False)
