@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.problem import Problem
@@ -103,6 +103,13 @@ STATE_SYMBOLS = {"solved": "✓", "failed": "·", "lost": "✗", "gained": "+"}
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def html_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
+    """A plain table: a header row, then one row per item, every cell escaped."""
+    head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>"
 
 
 def natural_key(text: str) -> list[Any]:
@@ -262,19 +269,12 @@ class _Page:
             out.append("</table>")
             robust = robust_rows(self.table, indices)
             if robust:
-                out.append("<table><tr><th>ReCode robust metrics</th>")
-                out += [
-                    f"<th>{esc(column_title(self.table['columns'][i]))}: pass / drop / relative</th>"
+                header = ["ReCode robust metrics"] + [
+                    f"{column_title(self.table['columns'][i])}: pass / drop / relative"
                     for i in indices
                 ]
-                out.append("</tr>")
-                for label, cells in robust:
-                    out.append(
-                        f"<tr><td>{esc(label)}</td>"
-                        + "".join(f"<td>{esc(c)}</td>" for c in cells)
-                        + "</tr>"
-                    )
-                out.append(f'</table><p class="note">{esc(ROBUST_NOTE)}</p>')
+                out.append(html_table(header, ([label, *cells] for label, cells in robust)))
+                out.append(f'<p class="note">{esc(ROBUST_NOTE)}</p>')
         out.append(
             '<p class="note">pass@k in percent. A transformation\'s value is the mean over the problems '
             "where it applies of the mean over its variants (Drop One: one variant per keyword). In "
@@ -512,9 +512,7 @@ def markdown_html(text: str) -> str:
                 rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
                 i += 1
             body = [r for r in rows[1:] if not all(set(c) <= set("-: ") for c in r)]
-            out.append("<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in rows[0]) + "</tr>")
-            out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in body]
-            out.append("</table>")
+            out.append(html_table(rows[0], body))
         elif line.startswith("- "):
             items = []
             while i < len(lines) and lines[i].startswith("- "):
@@ -599,14 +597,8 @@ def render_html(
 
 def severity_html(ranking: Sequence[Mapping[str, Any]]) -> str:
     """The severity ranking section (`benchmarks.report._severity`)."""
-    header, rows = severity_rows(ranking)
-    out = ['<h2 id="severity">Severity ranking</h2><table><tr>']
-    out += [f"<th>{esc(h)}</th>" for h in header]
-    out.append("</tr>")
-    for row in rows:
-        out.append("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>")
-    out.append(f'</table><p class="note">{esc(SEVERITY_NOTE)}</p>')
-    return "".join(out)
+    table = html_table(*severity_rows(ranking))
+    return f'<h2 id="severity">Severity ranking</h2>{table}<p class="note">{esc(SEVERITY_NOTE)}</p>'
 
 
 def html_document(

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from benchmarks.report._html import esc
+from benchmarks.report._html import esc, html_table
 
 # Column -> (title, what counts): the reply's status, or a note of its shape.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -80,10 +80,5 @@ def reply_reading_html(counts: Sequence[Mapping[str, Any]]) -> str:
     """The counts as the report page's section ('' without chat replies)."""
     if not counts:
         return ""
-    out = ["<h2>How replies were read</h2><table><tr>"]
-    out += [f"<th>{esc(h)}</th>" for h in _header()]
-    out.append("</tr>")
-    for row in counts:
-        out.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in _cells(row)) + "</tr>")
-    out.append(f"</table><p>{esc(READING_NOTE)}</p>")
-    return "".join(out)
+    table = html_table(_header(), (_cells(row) for row in counts))
+    return f"<h2>How replies were read</h2>{table}<p>{esc(READING_NOTE)}</p>"
