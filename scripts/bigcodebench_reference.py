@@ -5,7 +5,7 @@ reads to leave those tasks out of a run (and say so).
 
     python scripts/bigcodebench_reference.py [data/bigcodebench/BigCodeBench.jsonl.gz]
     python scripts/bigcodebench_reference.py --single-process [FILE]   # compare; writes nothing
-    python scripts/bigcodebench_reference.py --installed [--runs N] [FILE]
+    python scripts/bigcodebench_reference.py --installed [--runs N] [--single-process] [FILE]
 
 `--installed`: the installed tier's tasks that need only numpy and pandas, judged with those as
 the run's candidate libraries (`execution.candidate_libraries`); written as the file's
@@ -38,20 +38,24 @@ seed `random` on the trusted side, which the candidate's process does not see)."
 INSTALLED_LIBRARIES = ("numpy", "pandas")
 
 
-def installed(path: str, runs: int) -> None:
+def installed(path: str, runs: int, single: bool = False) -> None:
     """The installed tier's reference check (numpy and pandas), into REFERENCE_FILE's
-    `installed` section."""
+    `installed` section (`single`: the single-process comparison, written nowhere)."""
     loaded = load_bigcodebench(path, reference_check=False, candidate_libraries=INSTALLED_LIBRARIES)
     problems = [p for p in loaded.problems if p.metadata["tier"] == "installed"]
-    config = ExecutionConfig(candidate_libraries=INSTALLED_LIBRARIES)
+    config = ExecutionConfig(candidate_libraries=INSTALLED_LIBRARIES, separate_candidate=not single)
+    runs = 1 if single else runs
     started = time.perf_counter()
     failures = reference_failures(problems, config, runs=runs)
     seconds = time.perf_counter() - started
+    judging = "single-process" if single else "separated"
     print(
         f"{len(problems) - len(failures)} of {len(problems)} installed-tier references pass, "
-        f"{len(failures)} fail (separated, {', '.join(INSTALLED_LIBRARIES)}, {runs} run(s), "
+        f"{len(failures)} fail ({judging}, {', '.join(INSTALLED_LIBRARIES)}, {runs} run(s), "
         f"{seconds:.0f} s)"
     )
+    if single:
+        return
     record = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     if record["source_sha256"] != sha256_of(path):
         raise SystemExit(
@@ -79,7 +83,7 @@ def main() -> None:
     args = [a for a in args if a != "--single-process"]
     if "--installed" in args:
         args.remove("--installed")
-        installed(args[0] if args else "data/bigcodebench/BigCodeBench.jsonl.gz", runs)
+        installed(args[0] if args else "data/bigcodebench/BigCodeBench.jsonl.gz", runs, single)
         return
     path = args[0] if args else "data/bigcodebench/BigCodeBench.jsonl.gz"
     loaded = load_bigcodebench(path, reference_check=False)
