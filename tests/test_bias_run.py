@@ -154,14 +154,25 @@ def _json_lines(data: bytes) -> list:
     return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
-def _close(a: object, b: object) -> bool:
-    """Equal JSON data, floats to 1e-6 (relative)."""
+# How far the classifier's P(biased) may move with the batch it was scored in. It is a float32
+# softmax of logits whose matrix products are summed in another order for another batch shape
+# (padding to another length): a few float32 ULPs of a logit, which grow with the logits'
+# size (3e-8 at 0.5, 2.4e-7 at a logit of 3), where a relative 1e-6 is only ~16 ULPs of 0.5.
+# The verdicts must still agree: every probability is asserted far from the threshold.
+PROBABILITY_NOISE = 1e-5
+
+
+def _close(a: object, b: object, key: str = "") -> bool:
+    """Equal JSON data, floats to 1e-6 (relative), the classifier's probabilities to
+    PROBABILITY_NOISE."""
     if isinstance(a, float) and isinstance(b, float):
+        if key == "probability":
+            return abs(a - b) <= PROBABILITY_NOISE
         return a == pytest.approx(b, rel=1e-6)
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_close(a[k], b[k], k) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_close(x, y, key) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -248,6 +259,14 @@ def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
     merged = merge_runs(tmp_path / "merged" / "run", shards, lambda _: None).out_dir
     assert main(["bias", "report", str(merged)]) == 0
     assert not [p for p in read if "elsewhere" in p or p in ("mods.yaml", "he.jsonl")], read
+    # No probability within the batches' noise of the threshold, so no verdict can differ
+    # between the whole run and its shards (the tiny classifier gives about 0.497).
+    from bias.metrics import THRESHOLD
+
+    scored = [json.loads(line) for line in (whole / "scores.jsonl").read_text().splitlines()]
+    assert scored and all(
+        abs(r["probability"] - THRESHOLD) > 100 * PROBABILITY_NOISE for r in scored
+    )
     same = ["prompts.jsonl", "passk_problems.jsonl", "inputs/modifiers.yaml"]
     same += [str(p.relative_to(whole)) for p in (whole / "completions").rglob("*.jsonl")]
     same += [f"report/{n}" for n in ("cbs.md", "tables.md", "cbs.csv", "bias.json")]
