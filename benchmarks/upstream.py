@@ -21,13 +21,12 @@ mirror, or a local fake server in the tests. The HTTP itself is `benchmarks.comm
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from benchmarks.common.atomic import umask_mode
+from benchmarks.common.atomic import atomic_path
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.http import download
 from benchmarks.common.provenance import file_sha256 as sha256_of
@@ -394,29 +393,26 @@ def _fetch_file(
         raise UserError(f"{target} is a folder, not a file; move it away and rerun.")
     url = entry.url(file, base)
     made = [p for p in (target.parent, *target.parent.parents) if not p.exists()]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            try:
-                size = get(url, handle)
-            except UserError as err:
-                # Where raw.githubusercontent.com is out of reach, a mirror is the way on.
+        with atomic_path(target, suffix=".part") as tmp:
+            with open(tmp, "wb") as handle:
+                try:
+                    size = get(url, handle)
+                except UserError as err:
+                    # Where raw.githubusercontent.com is out of reach, a mirror is the way on.
+                    raise UserError(
+                        f"{str(err).rstrip('.')}; to fetch from a mirror, pass --base-url URL (or "
+                        f"set {BASE_URL_ENV}), or copy the files by hand as "
+                        "docs/how-to/get-the-data.md says."
+                    ) from None
+            got = sha256_of(tmp)
+            if got != file.sha256:
                 raise UserError(
-                    f"{str(err).rstrip('.')}; to fetch from a mirror, pass --base-url URL (or set "
-                    f"{BASE_URL_ENV}), or copy the files by hand as docs/how-to/get-the-data.md "
-                    "says."
-                ) from None
-        got = sha256_of(tmp)
-        if got != file.sha256:
-            raise UserError(
-                f"{url} has sha256 {got[:12]}..., not the pinned {file.sha256[:12]}... (upstream "
-                f"changed it, or the download broke); nothing was written to {target}."
-            )
-        os.chmod(tmp, umask_mode())
-        os.replace(tmp, target)
+                    f"{url} has sha256 {got[:12]}..., not the pinned {file.sha256[:12]}... "
+                    f"(upstream changed it, or the download broke); nothing was written to "
+                    f"{target}."
+                )
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
         for folder in made:  # the folders this call created, deepest first, if still empty
             try:
                 folder.rmdir()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -23,6 +25,25 @@ def umask_mode() -> int:
     return 0o666 & ~mask
 
 
+@contextmanager
+def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[Path]:
+    """A new, empty temporary file beside `path` (a hidden name) for the block to write: when
+    the block ends it is renamed over `path`, with the mode a new file gets; when it raises, it
+    is removed. Every atomic file write is this."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, umask_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file atomically (temporary file + rename)."""
     write_bytes_atomic(path, text.encode("utf-8"))
@@ -30,17 +51,8 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write a file atomically (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
 
 
 OLD_SUFFIX = ".boi-old"

@@ -17,13 +17,12 @@ import gzip
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from benchmarks.common.atomic import umask_mode
+from benchmarks.common.atomic import atomic_path
 from benchmarks.common.errors import UserError
 
 _BOM = b"\xef\xbb\xbf"
@@ -240,22 +239,13 @@ def dumps(obj: Any) -> str:
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> int:
     """Write records atomically (temporary file + rename); returns the number written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(dumps(record) + "\n")
-                count += 1
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(dumps(record) + "\n")
+            count += 1
+        handle.flush()
+        os.fsync(handle.fileno())
     return count
 
 
