@@ -15,7 +15,9 @@ are never emitted.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.problem import BLOCK_KINDS, Block, Problem
@@ -34,6 +36,12 @@ class SplitError(ValueError):
 class Split:
     blocks: tuple[Block, ...]
     absent: dict[str, str]
+
+
+def block_offsets(blocks: Sequence[Block]) -> list[tuple[Block, int, int]]:
+    """Each block with its (start, end) in the prompt the blocks join into."""
+    ends = itertools.accumulate(len(block.text) for block in blocks)
+    return [(block, end - len(block.text), end) for block, end in zip(blocks, ends, strict=True)]
 
 
 def _char_offset(prompt: str, line_starts: list[int], lineno: int, byte_col: int) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
@@ -38,6 +38,7 @@ from benchmarks.common.progress import progress_bar
 from benchmarks.languages import language_named
 from benchmarks.languages.source import code_only, comment_prose, parameter_names
 from benchmarks.problem import Problem
+from perturb.blocks import block_offsets
 from perturb.words import CLOSED_CLASS
 
 # Types a description may name, and how an instance of each shows in a signature or an example.
@@ -465,15 +466,6 @@ def _stop_words(extra_stop_words: tuple[str, ...]) -> list[str]:
     return sorted((set(ENGLISH_STOP_WORDS) | set(extra_stop_words)) - set(TYPE_KEYWORDS))
 
 
-def _block_spans(problem: Problem, kinds: Iterable[str]) -> list[tuple[int, int]]:
-    spans, offset = [], 0
-    for block in problem.blocks or ():
-        if block.kind in kinds:
-            spans.append((offset, offset + len(block.text)))
-        offset += len(block.text)
-    return spans
-
-
 def _words(text: str) -> list[str]:
     """Lower-cased words, with identifiers also split at underscores and camelCase."""
     out = []
@@ -722,7 +714,9 @@ def _type_evidence(problem: Problem, keyword: str) -> bool:
 def _prepare(problem: Problem, config: KeywordConfig) -> _Doc | str:
     if problem.blocks is None:
         return "the problem has not been split into blocks"
-    spans = _block_spans(problem, config.keyword_blocks)
+    spans = [
+        (lo, hi) for b, lo, hi in block_offsets(problem.blocks) if b.kind in config.keyword_blocks
+    ]
     if not spans or "description" in problem.absent_blocks:
         return "the problem has no description block"
     size = sum(hi - lo for lo, hi in spans)

@@ -35,6 +35,7 @@ from benchmarks.common.registry import Registry
 from benchmarks.languages import language_named
 from benchmarks.problem import Block, LineageStep, Problem
 from benchmarks.pysource import rename_identifier
+from perturb.blocks import block_offsets
 from perturb.clike import anonymize_in_language, invalid_program
 from perturb.keywords import KeywordAnalysis, KeywordDecision
 
@@ -519,9 +520,8 @@ def remove_spans(
         else:
             merged.append((start, end))
     spans = merged
-    blocks, offset = [], 0
-    for block in problem.blocks or ():
-        lo, hi = offset, offset + len(block.text)
+    blocks = []
+    for block, lo, hi in block_offsets(problem.blocks or ()):
         text, cursor = "", lo
         for start, end in spans:
             if start >= lo and end <= hi:
@@ -538,7 +538,6 @@ def remove_spans(
         text += problem.prompt[cursor:hi]
         if text:
             blocks.append(Block(block.kind, text))
-        offset = hi
     return "".join(b.text for b in blocks), tuple(blocks)
 
 
@@ -721,9 +720,8 @@ def _drop_block(problem: Problem, kind: str, what: str) -> Variants:
         return NotApplicable(
             f"the problem has no description; dropping its {what} would leave nothing to solve from"
         )
-    blocks_before = problem.blocks or ()  # split problems only: the block exists
-    start = sum(len(b.text) for b in blocks_before[: blocks_before.index(block)])
-    span = (start, start + len(block.text))
+    # The first block equal to it: the first of its kind (split problems only: it exists).
+    span = next((lo, hi) for b, lo, hi in block_offsets(problem.blocks or ()) if b == block)
     prompt, blocks = remove_spans(problem, [span])
     removed = {"block": kind, "spans": [list(span)], "texts": [block.text]}
     return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
@@ -747,16 +745,14 @@ def drop_requirements(problem: Problem, keywords: KeywordAnalysis | None) -> Var
     """Remove the requirements (BigCodeBench's list of the libraries to use: does the model
     still find the library?); every requirements block, as a docstring may list them twice
     (BigCodeBench/928)."""
-    spans, texts, offset = [], [], 0
-    for block in problem.blocks or ():
-        if block.kind == "requirements":
-            spans.append((offset, offset + len(block.text)))
-            texts.append(block.text)
-        offset += len(block.text)
-    if not spans:
+    found = [
+        (b, lo, hi) for b, lo, hi in block_offsets(problem.blocks or ()) if b.kind == "requirements"
+    ]
+    if not found:
         return NotApplicable("the problem has no requirements")
-    prompt, blocks = remove_spans(problem, spans)
-    removed = {"block": "requirements", "spans": [list(s) for s in spans], "texts": texts}
+    prompt, blocks = remove_spans(problem, [(lo, hi) for _, lo, hi in found])
+    texts = [b.text for b, _, _ in found]
+    removed = {"block": "requirements", "spans": [[lo, hi] for _, lo, hi in found], "texts": texts}
     return [Variant(problem.replace(prompt=prompt, blocks=blocks), {"removed": [removed]})]
 
 
@@ -805,18 +801,11 @@ def name_only(problem: Problem, keywords: KeywordAnalysis | None) -> Variants:
     if problem.is_stdio or problem.block("name") is None:
         return NotApplicable("the problem has no name block")
     kept = {"prefix", "name"}
-    offset, spans, removed = 0, [], []
-    for block in problem.blocks or ():
+    spans, removed = [], []
+    for block, lo, hi in block_offsets(problem.blocks or ()):
         if block.kind not in kept:
-            spans.append((offset, offset + len(block.text)))
-            removed.append(
-                {
-                    "block": block.kind,
-                    "spans": [[offset, offset + len(block.text)]],
-                    "texts": [block.text],
-                }
-            )
-        offset += len(block.text)
+            spans.append((lo, hi))
+            removed.append({"block": block.kind, "spans": [[lo, hi]], "texts": [block.text]})
     prompt, blocks = remove_spans(problem, spans)
     if not prompt.endswith("\n"):
         return NotApplicable("the signature does not end a line")

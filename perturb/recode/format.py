@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from benchmarks.problem import Block, Problem
+from perturb.blocks import block_offsets
 from perturb.keywords import KeywordAnalysis
 from perturb.recode.partial import docstring_quote, partial_lineage, partial_problem
 from perturb.transforms import NotApplicable, Variant, Variants, transform
@@ -94,10 +95,7 @@ def edit_blocks(
     """The blocks of the edited prompt: each block's start moved through the edits."""
     if blocks is None:
         return None
-    starts, offset = [], 0
-    for block in blocks:
-        starts.append(_moved(offset, edits))
-        offset += len(block.text)
+    starts = [_moved(lo, edits) for _, lo, _ in block_offsets(blocks)]
     ends = starts[1:] + [len(new_prompt)]
     moved = [
         Block(block.kind, new_prompt[start:end])
