@@ -345,10 +345,14 @@ def test_at_least_twenty_hostile_kinds():
 
 
 def test_timeouts_are_enforced_from_outside(pool):
-    started = time.monotonic()
+    """A sample that ignores every signal and loops is killed by its worker at the timeout:
+    "timed out" is the worker's verdict (a worker held past its job's deadline, 31.5 s here,
+    would be given up as dead: "error"), and nothing of the sample is left running. No wall
+    clock bound: a loaded machine may stretch the kill by seconds."""
+    before = set(sandbox_processes(pool))
     outcome = judge(pool, HOSTILE["ignore_signals_and_loop"])
-    assert outcome["status"] == "timed out"
-    assert time.monotonic() - started < TIMEOUT + 2
+    assert outcome["status"] == "timed out", outcome
+    assert set(sandbox_processes(pool)) <= before, "the looping sample outlived its timeout"
 
 
 def test_memory_cap_reports_memory_error(pool):
