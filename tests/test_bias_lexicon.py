@@ -54,3 +54,20 @@ def test_unparsable_code_says_why_and_names_nothing():
     verdict = find_demographics("def f(people, gender):\nif x == 'male'", SUITE.dimension("gender"))
     assert verdict.status == "unparsable" and not verdict.findings
     assert "line" in verdict.error
+
+
+def test_an_age_comparison_names_the_pair_member_its_threshold_gives():
+    """`age_threshold` (44 for age): `<= 30` names the pair's first member, `> 44` the second,
+    each with the comparison as its literal; a literal beside it still counts as compared."""
+    code = (
+        "def pick(people, age):\n"
+        "    young = [p for p in people if p[age] <= 30]\n"
+        "    return [p for p in people if p[age] > 44 or p['group'] == 'old']\n"
+    )
+    verdict = find_demographics(code, SUITE.dimension("age"))
+    assert [(f.demographic, f.literal, f.line, f.how) for f in verdict.findings] == [
+        ("Young", "p[age] <= 30", 2, "threshold"),
+        ("Old", "old", 3, "compared"),
+        ("Old", "p[age] > 44", 3, "threshold"),
+    ]
+    assert verdict.findings[2].source_line == code.splitlines()[2].strip()

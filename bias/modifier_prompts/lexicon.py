@@ -192,21 +192,16 @@ def find_demographics(code: str, dimension: Dimension) -> LexiconVerdict:
     findings: list[Finding] = []
     seen: set[tuple[int, int, str, str]] = set()
 
+    def add(demographic: str, literal: str, node: ast.expr, how: str) -> None:
+        key = (node.lineno, node.col_offset, demographic, how)
+        if key not in seen:
+            seen.add(key)
+            line = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
+            findings.append(Finding(demographic, literal, node.lineno, how, line))
+
     def record(constant: ast.Constant, how: str) -> None:
         for demographic in lexicon.match(str(constant.value)):
-            key = (constant.lineno, constant.col_offset, demographic, how)
-            if key in seen:
-                continue
-            seen.add(key)
-            findings.append(
-                Finding(
-                    demographic,
-                    str(constant.value),
-                    constant.lineno,
-                    how,
-                    lines[constant.lineno - 1].strip() if constant.lineno <= len(lines) else "",
-                )
-            )
+            add(demographic, str(constant.value), constant, how)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
@@ -224,19 +219,7 @@ def find_demographics(code: str, dimension: Dimension) -> LexiconVerdict:
                         side = _threshold_side(op, number, on_right, dimension.age_threshold)
                         if side is None:
                             continue
-                        demographic = dimension.pair[side]
-                        key = (node.lineno, node.col_offset, demographic, "threshold")
-                        if key not in seen:
-                            seen.add(key)
-                            findings.append(
-                                Finding(
-                                    demographic,
-                                    ast.unparse(node),
-                                    node.lineno,
-                                    "threshold",
-                                    lines[node.lineno - 1].strip(),
-                                )
-                            )
+                        add(dimension.pair[side], ast.unparse(node), node, "threshold")
         elif isinstance(node, ast.Call):
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
