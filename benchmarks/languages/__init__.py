@@ -31,10 +31,11 @@ class Language:
     name: str  # the registry key and `Problem.language`: "cpp", "java", "javascript", "go"
     display_name: str  # for people: "C++"
     extension: str  # a source file's, with the dot
-    line_comment: str | None  # "//", "#"
-    block_comment: tuple[str, str] | None  # ("/*", "*/")
     naming: Naming  # the entry points' convention in the benchmarks boi loads
     reserved_words: frozenset[str]  # never taken for a keyword or renamed
+    # Comment markers (None: the language has no such comment); C's unless a language says.
+    line_comment: str | None = "//"
+    block_comment: tuple[str, str] | None = ("/*", "*/")
     # What `benchmarks.languages.source` reads source text with (the Blocks of Influence
     # splitter, the anonymizer, the keyword filter): the quotes that open a string literal, a
     # pattern (re.MULTILINE) whose group `name` is a function's name where it is defined, and

@@ -73,8 +73,6 @@ LANGUAGE = Language(
     display_name="C++",
     toolchain=TOOLCHAIN,
     extension=".cpp",
-    line_comment="//",
-    block_comment=("/*", "*/"),
     naming="snake_case",
     reserved_words=frozenset(_RESERVED.split()),
     # A definition: a return type, the name, its parameters and the opening brace.

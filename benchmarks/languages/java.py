@@ -80,8 +80,6 @@ LANGUAGE = Language(
     display_name="Java",
     toolchain=TOOLCHAIN,
     extension=".java",
-    line_comment="//",
-    block_comment=("/*", "*/"),
     naming="camelCase",
     reserved_words=frozenset(_RESERVED.split()),
     # A method: modifiers and a return type, the name, its parameters and the opening brace.
