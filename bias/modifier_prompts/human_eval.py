@@ -74,6 +74,7 @@ from benchmarks.common.errors import UserError
 from benchmarks.stats import cohen_kappa, fleiss_kappa, pearson
 from benchmarks.study.reader import StudyDir, open_study
 from bias.metrics import is_biased, rate
+from bias.modifier_prompts.report import _fmt
 from bias.modifier_prompts.run import BiasRunConfig, scored_rows
 from bias.modifier_prompts.suite import load_suite
 
@@ -664,12 +665,8 @@ def agreement(
 # --------------------------------------------------------------------------- report
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def _cbs(cell: Mapping[str, Any] | None) -> str:
-    return "-" if cell is None else _num(cell["value"])
+    return "-" if cell is None else _fmt(cell["value"])
 
 
 def human_eval_markdown(summary: Mapping[str, Any]) -> str:
@@ -711,26 +708,26 @@ def human_eval_markdown(summary: Mapping[str, Any]) -> str:
     ]
     fleiss = summary["fleiss_kappa"]
     lines.append(
-        f"- Fleiss' kappa (all {n} annotators): {_num(fleiss['value'], 3)} over the "
+        f"- Fleiss' kappa (all {n} annotators): {_fmt(fleiss['value'], 3)} over the "
         f"{fleiss['items']} items every annotator labelled."
     )
     lines.append(
-        f"- Cohen's kappa, mean over annotator pairs: {_num(summary['cohen_kappa_mean'], 3)}."
+        f"- Cohen's kappa, mean over annotator pairs: {_fmt(summary['cohen_kappa_mean'], 3)}."
     )
     machine = summary["classifier_vs_majority"]
     accuracy = None if machine["accuracy"] is None else 100 * machine["accuracy"]
     c = machine["confusion"]
     lines.append(
-        f"- Classifier vs majority ({machine['items']} items): accuracy {_num(accuracy)}%, "
-        f"Cohen's kappa {_num(machine['kappa'], 3)} (tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, "
+        f"- Classifier vs majority ({machine['items']} items): accuracy {_fmt(accuracy)}%, "
+        f"Cohen's kappa {_fmt(machine['kappa'], 3)} (tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, "
         f"tn {c['tn']}; the majority is the reference)."
     )
     corr = summary["correlation"]
     lines.append(
         f"- Figure 4, Pearson r of human vs classifier CBS over {len(corr['points'])} (model, "
-        f"modifier column) points: {_num(corr['pearson_same_items'], 3)} "
-        f"(p {_num(corr['p_value_same_items'], 3)}) with the classifier on the same items, "
-        f"{_num(corr['pearson_all'], 3)} (p {_num(corr['p_value_all'], 3)}) with its CBS over "
+        f"modifier column) points: {_fmt(corr['pearson_same_items'], 3)} "
+        f"(p {_fmt(corr['p_value_same_items'], 3)}) with the classifier on the same items, "
+        f"{_fmt(corr['pearson_all'], 3)} (p {_fmt(corr['p_value_all'], 3)}) with its CBS over "
         "all completions."
     )
     if summary["cohen_kappa"]:
@@ -738,8 +735,8 @@ def human_eval_markdown(summary: Mapping[str, Any]) -> str:
         for pair in summary["cohen_kappa"]:
             agree = None if pair["agreement"] is None else 100 * pair["agreement"]
             lines.append(
-                f"| {pair['a']} vs {pair['b']} | {pair['items']} | {_num(agree)}% | "
-                f"{_num(pair['kappa'], 3)} |"
+                f"| {pair['a']} vs {pair['b']} | {pair['items']} | {_fmt(agree)}% | "
+                f"{_fmt(pair['kappa'], 3)} |"
             )
     lines += ["", "'-': undefined (no items, or one label everywhere)."]
     return "\n".join(lines) + "\n"
@@ -778,7 +775,7 @@ def evaluate_sheet(
     human = [e["human"][TOTAL]["value"] for e in total]
     machine = [e["classifier_same_items"][TOTAL]["value"] for e in total]
     cbs = "; ".join(
-        f"{e['name']} {_num(h, 1)}% vs {_num(m, 1)}%"
+        f"{e['name']} {_fmt(h, 1)}% vs {_fmt(m, 1)}%"
         for e, h, m in zip(total, human, machine, strict=True)
     )
     vs = summary["classifier_vs_majority"]
@@ -786,9 +783,9 @@ def evaluate_sheet(
     line = (
         f"boi bias human-agreement: {summary['items']} items, {len(summary['annotators'])} "
         f"annotators; human vs classifier CBS: {cbs}; Fleiss' kappa "
-        f"{_num(summary['fleiss_kappa']['value'], 3)}; classifier accuracy {_num(accuracy, 1)}% "
-        f"(kappa {_num(vs['kappa'], 3)}); Pearson r "
-        f"{_num(summary['correlation']['pearson_same_items'], 3)}; "
+        f"{_fmt(summary['fleiss_kappa']['value'], 3)}; classifier accuracy {_fmt(accuracy, 1)}% "
+        f"(kappa {_fmt(vs['kappa'], 3)}); Pearson r "
+        f"{_fmt(summary['correlation']['pearson_same_items'], 3)}; "
         f"report: {paths.markdown}"
     )
     return HumanEvalOutcome(paths, summary, line)
