@@ -302,7 +302,7 @@ def _without_failing_references(
                     f"{len(unchecked)} tasks of tier installed",
                     "kept with their references unchecked: "
                     + (
-                        f"the shipped check ran under {then}, this environment has {now}"
+                        f"the shipped check ran under {then}; this environment has {now}"
                         if section.get("versions") and section.get("versions") != here
                         else "the shipped check did not judge them"
                     )
