@@ -111,6 +111,8 @@ EIGHT_BYTES = "AAAAAAAAAAA="
         ({"A": ["<f8", [1], "not base64!"]}, "base64"),
         ({"N": ["<f8"]}, "scalar"),
         ({"PR": [0, 3, 0, None]}, "step"),
+        ({"PR": [0, 2**70, 1, None]}, "64 bits"),
+        ({"PI": {"values": {"l": [[1]], "dtype": "str"}, "name": None}}, "only strings"),
         (
             {
                 "PS": {

@@ -140,6 +140,17 @@ def _column(np: Any, values: Any, classes: frozenset[str], plain: Encoder) -> di
 def decode(tag: str, body: object, classes: dict[str, type], plain: Decoder) -> object:
     """The value of one of this module's tags, built with the receiver's numpy and pandas.
     Raises ValueError, in one sentence, for anything malformed."""
+    try:
+        return _decode(tag, body, classes, plain)
+    except (ValueError, RecursionError):
+        raise
+    except Exception as err:  # numpy or pandas refusing what the checks let through
+        raise ValueError(
+            f"a {tag} value that numpy or pandas cannot build ({type(err).__name__})"
+        ) from None
+
+
+def _decode(tag: str, body: object, classes: dict[str, type], plain: Decoder) -> object:
     import numpy as np  # the receiver's own library (see the module docstring)
 
     if tag == "A":
@@ -198,6 +209,11 @@ def _decode_column(np: Any, pd: Any, body: object, classes: dict, plain: Decoder
         values = plain(body["l"], classes)
         if type(values) is not list:
             raise ValueError("a pandas column's values must be a list")
+        if body["dtype"] == "str" and not all(
+            v is None or type(v) is str or (type(v) is float and v != v) for v in values
+        ):
+            # pandas would str() anything else into the column: not what the sender claimed.
+            raise ValueError("a pandas str column may hold only strings and missing values")
         return (
             pd.array(values, dtype=body["dtype"]) if values else pd.array([], dtype=body["dtype"])
         )
@@ -210,6 +226,8 @@ def _decode_pandas(np: Any, pd: Any, tag: str, body: object, classes: dict, plai
             raise ValueError("a RangeIndex must be [start, stop, step, name]")
         if body[2] == 0:
             raise ValueError("a RangeIndex's step must not be 0")
+        if any(abs(n) >= 2**63 for n in body[:3]):
+            raise ValueError("a RangeIndex's start, stop and step must fit in 64 bits")
         return pd.RangeIndex(body[0], body[1], body[2], name=_name(body[3], classes, plain))
     if type(body) is not dict:
         raise ValueError(f"a pandas {tag} must be an object")
