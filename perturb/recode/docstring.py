@@ -323,13 +323,6 @@ def doc_whitespace(
 # --- word level ---------------------------------------------------------------------------
 
 
-def _inflected_like(word: str, pos: str, lemma: str) -> str:
-    """`lemma` (a synonym of `word`) in `word`'s inflection: "numbers" -> "figures"."""
-    own_lemma = words.lemma_of(word, pos) if pos != "r" else None
-    tag = words.tag_of(word, own_lemma, pos) if own_lemma else None
-    return words.inflect(lemma, tag) if tag else lemma
-
-
 def _synonym_words(
     prose: Prose, needed_by: str
 ) -> list[tuple[re.Match[str], str, tuple[str, ...]]]:
@@ -364,7 +357,7 @@ def _synonym_edits(
         edits = []
         for match, pos, options in candidates:
             if rng.random() < prob:
-                new = _inflected_like(match.group(), pos, rng.choice(options))
+                new = words.inflected_like(match.group(), pos, rng.choice(options))
                 edits.append(Edit(match.start(), match.end(), written(match.group(), new)))
         return edits or UNCHANGED_AT_SEED
 

@@ -204,10 +204,7 @@ def func_synonym(
             return None
         if rng.random() >= prob:
             return [word]
-        synonym = rng.choice(options)
-        lemma = words.lemma_of(word, pos) if pos != "r" else None
-        tag = words.tag_of(word, lemma, pos) if lemma else None
-        text = words.inflect(synonym, tag) if tag else synonym
+        text = words.inflected_like(word, pos, rng.choice(options))
         return [part.lower() for part in re.split(r"[ -]+", text) if part]
 
     return _word_renaming(

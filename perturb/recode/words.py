@@ -224,6 +224,13 @@ def inflect(word: str, tag: str) -> str:
     return " ".join(parts)
 
 
+def inflected_like(word: str, pos: str, lemma: str) -> str:
+    """`lemma` (a synonym of `word`) in `word`'s inflection: "numbers" -> "figures"."""
+    own_lemma = lemma_of(word, pos) if pos != "r" else None
+    tag = tag_of(word, own_lemma, pos) if own_lemma else None
+    return inflect(lemma, tag) if tag else lemma
+
+
 def inflections(word: str, pos: str) -> list[str]:
     """Every inflection of `word`'s lemma as part of speech `pos` ('n', 'v' or 'a'), in a
     fixed order (the word's own form included)."""
