@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -164,22 +164,13 @@ def check_seeds(backend: Any, label: str, seeds: Sequence[int]) -> None:
 # --------------------------------------------------------------------------- option checks
 
 
-@dataclass(frozen=True)
-class ModelFileOptions:
-    """The options of every backend that loads the model's files itself (`hf`, `vllm`): their
-    Options classes start with these."""
-
-    revision: str | None = field(
-        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
-    )
-    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
-
-    def __post_init__(self) -> None:
-        if self.dtype not in DTYPES:
-            raise UserError(
-                f"backend dtype {self.dtype!r} is unknown{suggest(str(self.dtype), DTYPES)}; use "
-                f"one of {', '.join(DTYPES)}."
-            )
+def check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    """A UserError unless `value` is one of `choices` (for options' `__post_init__`)."""
+    if value not in choices:
+        raise UserError(
+            f"backend {name} {value!r} is unknown{suggest(str(value), choices)}; use one of "
+            f"{', '.join(choices)}."
+        )
 
 
 def check_positive(name: str, value: Any, *, optional: bool = False) -> None:

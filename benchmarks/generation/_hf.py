@@ -24,9 +24,11 @@ from typing import Any
 from benchmarks.common.errors import UserError
 from benchmarks.common.models import load_model, load_tokenizer
 from benchmarks.generation._backend import (
+    DTYPE_HELP,
+    DTYPES,
     BackendBase,
-    ModelFileOptions,
     Request,
+    check_choice,
     check_positive,
     model_reference,
 )
@@ -53,9 +55,13 @@ BATCH_SIZE_BY_DEVICE = {"cpu": 16, "cuda": 8}
 
 
 @dataclass(frozen=True)
-class HFOptions(ModelFileOptions):
+class HFOptions:
     """Options of the `hf` backend (a local transformers model)."""
 
+    revision: str | None = field(
+        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
+    )
+    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
     device: str = field(
         default="auto", metadata={"help": "auto (cuda when available), cpu, cuda, cuda:1, ..."}
     )
@@ -69,7 +75,7 @@ class HFOptions(ModelFileOptions):
     )
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        check_choice("dtype", self.dtype, DTYPES)
         check_positive("batch_size", self.batch_size, optional=True)
 
 

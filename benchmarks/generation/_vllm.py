@@ -18,9 +18,11 @@ from typing import Any
 
 from benchmarks.common.errors import UserError
 from benchmarks.generation._backend import (
+    DTYPE_HELP,
+    DTYPES,
     BackendBase,
-    ModelFileOptions,
     Request,
+    check_choice,
     check_positive,
     consecutive_runs,
     model_reference,
@@ -32,9 +34,13 @@ _VLLM_DTYPES = {"auto": "auto", "fp32": "float32", "bf16": "bfloat16", "fp16": "
 
 
 @dataclass(frozen=True)
-class VLLMOptions(ModelFileOptions):
+class VLLMOptions:
     """Options of the `vllm` backend (an offline vLLM engine on GPUs)."""
 
+    revision: str | None = field(
+        default=None, metadata={"help": "HF hub revision (branch, tag or commit) to load"}
+    )
+    dtype: str = field(default="auto", metadata={"help": DTYPE_HELP})
     samples_per_request: int | None = field(
         default=None,
         metadata={"help": "most samples (n) of one prompt per engine request (default 128)"},
@@ -57,7 +63,7 @@ class VLLMOptions(ModelFileOptions):
     )
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        check_choice("dtype", self.dtype, DTYPES)
         check_positive("samples_per_request", self.samples_per_request, optional=True)
         check_positive("round_requests", self.round_requests)
         check_positive("tensor_parallel_size", self.tensor_parallel_size)
