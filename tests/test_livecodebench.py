@@ -387,8 +387,10 @@ def test_a_method_is_judged_in_the_sandbox_on_a_new_instance_per_test(release, t
         {"task_id": "LiveCodeBench/9100", "completion": "        return max(nums) - min(nums)\n"},
         {"task_id": "LiveCodeBench/9100", "completion": keeps_first},
     ]
+    # No sample here may time out: a generous limit, so a loaded machine cannot turn a verdict
+    # into a timeout (2 s could be): 9 s against some 50 ms.
     config = ExecutionConfig(
-        timeout=2.0, calibrate=False, reference_timing=False, workers=1, separate_candidate=separate
+        timeout=9.0, calibrate=False, reference_timing=False, workers=1, separate_candidate=separate
     )
     out = tmp_path / "results.jsonl"
     execute_samples(problems, samples, config, out)
