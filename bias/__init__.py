@@ -10,9 +10,14 @@ Shared by both: `bias.metrics` (every bias metric, each with its paper's equatio
 """
 
 from pathlib import Path
+from typing import TypeVar
 
+from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.config import resolve_config_path as resolve_bundled
+from benchmarks.common.errors import UserError
 from benchmarks.upstream import loader_targets
+
+T = TypeVar("T")
 
 BUNDLED_CONFIGS = Path(__file__).parent / "configs"
 """Configs both commands resolve by name (`demo`, `paper`, `test-demo`, `exp-*`)."""
@@ -31,3 +36,11 @@ FAIRNESS_SUITES = tuple(loader_targets("fairness suite"))
 """The fairness tests' suites (`bias.fairness_tests.tasks`), from the one table of datasets
 (`benchmarks.upstream.ALL_DATASETS`); here because `bias.completions`, which serves both halves,
 tells their ids apart without importing that subpackage."""
+
+
+def load_data_file(cls: type[T], path: Path, what: str) -> T:
+    """A data file (YAML, bundled or the user's) as `cls`; a missing one is refused naming it
+    as the `what` file."""
+    if not path.is_file():
+        raise UserError(f"the {what} file {path} does not exist; check the path.")
+    return from_mapping(cls, load_yaml(path), str(path))

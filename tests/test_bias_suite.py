@@ -8,6 +8,8 @@ from collections import Counter
 import pytest
 
 from benchmarks.common.errors import UserError
+from bias.fairness_tests.mitigation import load_mitigations
+from bias.fairness_tests.tasks import load_sensitive_attributes
 from bias.modifier_prompts.suite import DATA_DIR, SuiteConfig, load_suite
 
 FIGURE_2_EXAMPLE = """\
@@ -154,3 +156,18 @@ def test_unknown_names_and_missing_files_are_user_errors(tmp_path):
         load_suite(SuiteConfig(templates=("papr",)))
     with pytest.raises(UserError, match="does not exist"):
         load_suite(SuiteConfig(modifiers=str(tmp_path / "nope.yaml")))
+
+
+@pytest.mark.parametrize(
+    ("load", "what"),
+    [
+        (lambda path: load_suite(SuiteConfig(dimensions=path)), "dimension"),
+        (lambda path: load_mitigations(path), "mitigation"),
+        (lambda path: load_sensitive_attributes(path), "sensitive-attribute"),
+    ],
+)
+def test_a_missing_data_file_is_named_in_one_sentence(tmp_path, load, what):
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(UserError) as caught:
+        load(str(missing))
+    assert str(caught.value) == f"the {what} file {missing} does not exist; check the path."

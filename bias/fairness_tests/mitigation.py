@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError, suggest
-from bias import DATA_DIR
+from bias import DATA_DIR, load_data_file
 from bias.fairness_tests.tasks import FairnessTask
 
 
@@ -50,9 +49,7 @@ class MitigationFile:
 
 def load_mitigations(path: str | None = None) -> MitigationFile:
     where = Path(path) if path else DATA_DIR / "mitigation.yaml"
-    if not where.is_file():
-        raise UserError(f"the mitigation file {where} does not exist; check the path.")
-    return from_mapping(MitigationFile, load_yaml(where), str(where))
+    return load_data_file(MitigationFile, where, "mitigation")
 
 
 def comment(text: str, width: int = 96) -> str:

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError
 from benchmarks.common.registry import Registry
 from benchmarks.loaders.result import LoadIssue
 from benchmarks.upstream import fetched_path, loader_targets
-from bias import DATA_DIR
+from bias import DATA_DIR, load_data_file
 
 SUITES: Registry[Callable[..., tuple[list[FairnessTask], list[LoadIssue]]]] = Registry(
     "fairness suite", loader_targets("fairness suite")
@@ -64,9 +63,7 @@ class SensitiveAttributeFile:
 
 def load_sensitive_attributes(path: str | None = None) -> SensitiveAttributeFile:
     where = Path(path) if path else DATA_DIR / "sensitive_attributes.yaml"
-    if not where.is_file():
-        raise UserError(f"the sensitive-attribute file {where} does not exist; check the path.")
-    return from_mapping(SensitiveAttributeFile, load_yaml(where), str(where))
+    return load_data_file(SensitiveAttributeFile, where, "sensitive-attribute")
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.config import from_mapping, load_yaml
 from benchmarks.common.errors import UserError, suggest
 from benchmarks.common.provenance import file_sha256, portable_path
-from bias import DATA_DIR
+from bias import DATA_DIR, load_data_file
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -263,12 +262,6 @@ class Suite:
         return next(t for t in self.modifier_types if t.name == name)
 
 
-def _read(cls: type[Any], path: Path, what: str) -> Any:
-    if not path.is_file():
-        raise UserError(f"the {what} file {path} does not exist; check the path.")
-    return from_mapping(cls, load_yaml(path), str(path))
-
-
 def _subset(names: Sequence[str], known: Sequence[str], what: str) -> list[str]:
     for name in names:
         if name not in known:
@@ -311,9 +304,9 @@ def with_suite_files(config: SuiteConfig, paths: Mapping[str, str | Path]) -> Su
 def load_suite(config: SuiteConfig) -> Suite:
     """Every prompt the config selects: templates x dimensions x modifiers, in that order."""
     paths = suite_paths(config)
-    modifiers: ModifierFile = _read(ModifierFile, paths["modifiers"], "modifier")
-    dimensions: DimensionFile = _read(DimensionFile, paths["dimensions"], "dimension")
-    templates: TemplateFile = _read(TemplateFile, paths["templates"], "template")
+    modifiers = load_data_file(ModifierFile, paths["modifiers"], "modifier")
+    dimensions = load_data_file(DimensionFile, paths["dimensions"], "dimension")
+    templates = load_data_file(TemplateFile, paths["templates"], "template")
 
     type_names = _subset(config.modifier_types, [t.name for t in modifiers.types], "modifier_types")
     types = [t for t in modifiers.types if t.name in type_names]
