@@ -181,6 +181,14 @@ class _Block:
         unfenced region at the very end (a closed fence was finished by the model)."""
         return self.unclosed or (not self.fenced and self.at_end)
 
+    def cut_in(self, parsed: _Parsed) -> bool:
+        """Whether the reply stopped inside this block (`parsed`: its parse): its fence is never
+        closed, or it may be cut and fails to parse where cut-off text fails."""
+        error = parsed.error
+        return self.unclosed or (
+            self.may_be_cut and error is not None and _error_at_end(parsed.lines, error)
+        )
+
 
 def _normalise(text: str) -> str:
     """LF line endings, no BOM, tabs and no-break spaces in indentation as spaces.
@@ -1049,10 +1057,7 @@ def _method_failure(
     fields, _ = _prompt_names(prompt, class_name)
     restated = _restated_classes(blocks, class_name, fields)
     parsed = [_parse_block(b.code) for b in blocks]
-    code_cut = any(b.unclosed for b in blocks) or any(
-        b.may_be_cut and p.error is not None and _error_at_end(p.lines, p.error)
-        for b, p in zip(blocks, parsed, strict=True)
-    )
+    code_cut = any(b.cut_in(p) for b, p in zip(blocks, parsed, strict=True))
     # A sentence that stops short only counts where the reply has no attempt at the method:
     # list items and casual sign-offs often end without a full stop.
     if code_cut or (not candidates and _cut_prose(text)):
@@ -1322,9 +1327,7 @@ class _ModuleRead:
 def _read_module(block: _Block) -> _ModuleRead:
     parsed = _parse_block(block.code)
     tree, lines = parsed.tree, parsed.lines
-    cut = block.unclosed or (
-        block.may_be_cut and parsed.error is not None and _error_at_end(parsed.lines, parsed.error)
-    )
+    cut = block.cut_in(parsed)
     if parsed.error is not None:
         tail = "\n".join(parsed.lines[parsed.kept :])
         # The failing part defines a function: that function is cut (or broken), and what
@@ -1638,11 +1641,7 @@ def _completion_failure(
     if cut:
         reason = f"the reply was cut off inside {name} ({cut[-1].detail})"
         return ReplyReading(TRUNCATED, "", "cut inside the function", reason)
-    parsed = [_parse_block(b.code) for b in blocks]
-    code_cut = any(b.unclosed for b in blocks) or any(
-        b.may_be_cut and p.error is not None and _error_at_end(p.lines, p.error)
-        for b, p in zip(blocks, parsed, strict=True)
-    )
+    code_cut = any(b.cut_in(_parse_block(b.code)) for b in blocks)
     if code_cut or (not candidates and _cut_prose(text)):
         where = "before any code" if not blocks else f"before a complete {name} appears"
         reason = f"the reply was cut off {where}"
