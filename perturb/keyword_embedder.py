@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common.errors import UserError
-from benchmarks.common.models import load_sentence_transformer
+from benchmarks.common.models import load_sentence_transformer, torch_device
 
 STDLIB = "stdlib"
 
@@ -161,7 +161,7 @@ def finetune_embedder(config: EmbedderFinetuneConfig, out_dir: str) -> dict[str,
             save_strategy="no",
             report_to=[],
             logging_steps=50,
-            use_cpu=not _cuda(),
+            use_cpu=torch_device("auto") == "cpu",
         )
         trainer = SentenceTransformerTrainer(
             model=model,
@@ -186,9 +186,3 @@ def finetune_embedder(config: EmbedderFinetuneConfig, out_dir: str) -> dict[str,
         "train_loss": round(float(result.training_loss), 4),
         "out": str(out),
     }
-
-
-def _cuda() -> bool:
-    import torch  # heavy; imported only when training starts
-
-    return torch.cuda.is_available()
