@@ -475,7 +475,10 @@ def _procs(cgroup: Path) -> list[int]:
     return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
 
 
-def _wait_for(condition: Callable[[], bool], seconds: float = 2.0) -> bool:
+def _wait_for(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
+    """Poll `condition` until it holds (True) or `seconds` pass (False). The bound only ends a
+    wait for what did not happen, so it is generous: a fork or an exit on a loaded machine
+    may take longer than the 2 s it was."""
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
