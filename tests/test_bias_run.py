@@ -187,11 +187,11 @@ def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
     manifest's paths lead, refused where they lead to another file."""
     import shutil
 
+    import bias as bias_package
     from benchmarks.common.rundir import RunDir
     from benchmarks.loaders import load_benchmark
     from benchmarks.study import Shard, run_study
     from bias.modifier_prompts import run as run_module
-    from bias.modifier_prompts import suite as suite_module
     from bias.modifier_prompts.run import ModifierStudy, rebuild_report
     from boi.studies import merge_runs
 
@@ -247,9 +247,11 @@ def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
         "".join(json.dumps(p.to_json()) + "\n" for p in reversed(problems))
     )
     read: list[str] = []
-    real_yaml, real_benchmark = suite_module.load_yaml, run_module.load_benchmark
+    # The suite's files are read through bias.load_data_file, which reads YAML with
+    # bias.load_yaml.
+    real_yaml, real_benchmark = bias_package.load_yaml, run_module.load_benchmark
     monkeypatch.setattr(
-        suite_module, "load_yaml", lambda p, *a, **k: read.append(str(p)) or real_yaml(p, *a, **k)
+        bias_package, "load_yaml", lambda p, *a, **k: read.append(str(p)) or real_yaml(p, *a, **k)
     )
     monkeypatch.setattr(
         run_module,
@@ -259,6 +261,7 @@ def test_report_and_merge_read_the_runs_own_suite_and_passk_files(
     merged = merge_runs(tmp_path / "merged" / "run", shards, lambda _: None).out_dir
     assert main(["bias", "report", str(merged)]) == 0
     assert not [p for p in read if "elsewhere" in p or p in ("mods.yaml", "he.jsonl")], read
+    assert any(p.endswith("modifiers.yaml") for p in read), read  # the run's own copy was read
     # No probability within the batches' noise of the threshold, so no verdict can differ
     # between the whole run and its shards (the tiny classifier gives about 0.497).
     from bias.metrics import THRESHOLD
