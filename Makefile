@@ -39,11 +39,6 @@ serve-docs: $(STAMP)
 
 # The sandbox suites again as in a default Docker container (root without CAP_SYS_ADMIN, no
 # user namespaces: scripts/containerlike.py): the unprivileged tier must be reached and hold.
-# On all cores like `test`, except the tests marked `alone` (a speed against an earlier one),
-# which run after the others with nothing beside them.
-CONTAINERLIKE := BOI_EXPECT_ISOLATION=unprivileged python3 scripts/containerlike.py --
 test-container: $(STAMP)
-	$(CONTAINERLIKE) $(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
-		-m "not alone" $(wildcard tests/test_sandbox_*.py)
-	$(CONTAINERLIKE) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		-m alone $(wildcard tests/test_sandbox_*.py)
+	BOI_EXPECT_ISOLATION=unprivileged python3 scripts/containerlike.py -- \
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(wildcard tests/test_sandbox_*.py)

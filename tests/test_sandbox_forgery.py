@@ -361,7 +361,6 @@ def test_a_sample_cannot_copy_a_peer_from_the_runs_files(tier, mode, readable_ru
 # ---- 6. denial of service ---------------------------------------------------------------------
 
 
-@pytest.mark.alone  # the neighbour's speed against its speed alone: other tests' load would decide it
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("tier", TIERS)
 def test_spinners_neither_starve_a_neighbour_nor_outlive_their_sample(pools, tier, mode):
