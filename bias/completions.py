@@ -106,14 +106,15 @@ class GivenCompletions:
     def __init__(self, path: str, records: Iterable[CompletionRecord]) -> None:
         self.path = path
         self.records = sorted(records, key=lambda r: (r.model, r.task_id, r.sample_index))
-        self._names: dict[tuple[str, str], list[int]] = {}
+        # Each (model, task)'s records in the order the backend serves them (index order).
+        self._served: dict[tuple[str, str], list[CompletionRecord]] = {}
         for record in self.records:
-            self._names.setdefault((record.model, record.task_id), []).append(record.sample_index)
+            self._served.setdefault((record.model, record.task_id), []).append(record)
 
     @property
     def models(self) -> list[str]:
         """The file's model labels, sorted."""
-        return sorted({model for model, _ in self._names})
+        return sorted({model for model, _ in self._served})
 
     def spec(self, model: str) -> BackendSpec:
         """The backend serving `model`'s lines."""
@@ -129,13 +130,13 @@ class GivenCompletions:
         run: dict[str, str] = {}
         count = 0
         for prompt_id, text in prompts.items():
-            names = self._names.get((model, prompt_id))
-            if names is None:
+            served = self._served.get((model, prompt_id))
+            if served is None:
                 continue
-            if run and len(names) != count:
+            if run and len(served) != count:
                 groups.append(PromptGroup(run, dataclasses.replace(decoding, n=count)))
                 run = {}
-            run[prompt_id], count = text, len(names)
+            run[prompt_id], count = text, len(served)
         if run:
             groups.append(PromptGroup(run, dataclasses.replace(decoding, n=count)))
         return tuple(groups)
@@ -146,10 +147,7 @@ class GivenCompletions:
         serves the lines naming their task by `task_id` too."""
         backend.prepare(TaskPrompt(task_id, text) for task_id, text in prompts.items())
 
-    def sample_index(self, model: str, prompt_id: str, served: int) -> int:
-        """The file's `sample_index` of the `served`-th sample of `model`'s prompt."""
-        return self._names[(model, prompt_id)][served]
-
-    def by_line(self, model: str) -> dict[tuple[str, int], CompletionRecord]:
-        """`model`'s records by (task id, sample_index)."""
-        return {(r.task_id, r.sample_index): r for r in self.records if r.model == model}
+    def record(self, model: str, task_id: str, served: int) -> CompletionRecord:
+        """The file's line behind the `served`-th sample of `model`'s task (its `sample_index`
+        names it in the file)."""
+        return self._served[(model, task_id)][served]

@@ -668,7 +668,7 @@ class FairnessStudy(Study):
             if parent is not None:
                 sample_index = parent["sample_index"]
             elif given is not None:
-                sample_index = given.sample_index(cell.model, task_id, s.sample_index)
+                sample_index = given.record(cell.model, task_id, s.sample_index).sample_index
             else:
                 sample_index = s.sample_index
             entry = {

@@ -584,12 +584,9 @@ class ModifierStudy(Study):
                 ).results
         given = self._given
         if given is not None:
-            line_of = given.by_line(label)
             completions = []
             for s in samples:
-                record = line_of[
-                    (s.prompt_id, given.sample_index(label, s.prompt_id, s.sample_index))
-                ]
+                record = given.record(label, s.prompt_id, s.sample_index)
                 completions.append(
                     {
                         "prompt_id": record.task_id,
