@@ -376,3 +376,39 @@ def test_boi_run_judges_bigcodebench_end_to_end_with_the_driver_flags(tmp_path, 
     assert main(["merge", str(tmp_path / "merged"), *shards]) == 0
     merged = (tmp_path / "merged" / "report" / "table.md").read_text()
     assert merged == table.replace(str(tmp_path / "run"), str(tmp_path / "merged"))
+
+
+def test_the_installed_tier_table_on_the_results_page_is_its_committed_run(tmp_path, capsys):
+    """docs/results.md's installed-tier table: the committed run's problems of that tier and
+    their samples, split as the page's command splits them, reported by `boi report`, give the
+    page's rows (pass@1 and the paired change with its interval)."""
+    import re
+
+    docs = Path(__file__).parents[1] / "docs"
+    with tarfile.open(docs / "results" / "qwen-bigcodebench-installed-run.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    run = tmp_path / "qwen-bigcodebench-installed"
+    problems = [json.loads(line) for line in (run / "problems.jsonl").read_text().splitlines()]
+    keep = {p["task_id"] for p in problems if p["metadata"]["tier"] == "installed"}
+    assert len(keep) == 336  # 112 tasks x Original, Drop Ex, Drop Requirements
+    tier_problems = tmp_path / "problems-installed.jsonl"
+    tier_problems.write_text(
+        "".join(json.dumps(p) + "\n" for p in problems if p["task_id"] in keep)
+    )
+    results = (run / "results" / "hf-Qwen2.5-Coder-0.5B-Instruct" / "greedy.jsonl").read_text()
+    tier_results = tmp_path / "results-installed.jsonl"
+    tier_results.write_text(
+        "".join(line + "\n" for line in results.splitlines() if json.loads(line)["task_id"] in keep)
+    )
+    out = tmp_path / "report-installed"
+    argv = ["report", str(tier_results), "--problems", str(tier_problems), "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    table = (out / "table.md").read_text()
+    page = (docs / "results.md").read_text()
+    original = re.search(r"^\| Original \| ([0-9.]+) \| 112 \|$", table, re.M)
+    assert original and f"| Original | {original.group(1)} | - | - |" in page
+    for name in ("Drop Ex", "Drop Requirements"):
+        row = re.search(rf"^\| {name} \| ([0-9.]+) \((.+?)\) \| 112 \|$", table, re.M)
+        assert row, name
+        assert f"| {name} | {row.group(1)} | {row.group(2)} |" in page, name
